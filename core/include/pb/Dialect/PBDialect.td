@@ -1,0 +1,62 @@
+//===- PBDialect.td - The pb dialect -----------------------*- tablegen -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PB_DIALECT_PBDIALECT_TD
+#define PB_DIALECT_PBDIALECT_TD
+
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/OpBase.td"
+
+def PB_Dialect : Dialect {
+  let name = "pb";
+  let cppNamespace = "::mlir::pb";
+  let summary = "PolyBlocks: target description and target-neutral kernels";
+  let description = [{
+    The `pb` dialect carries what the target-neutral optimizer needs beyond
+    upstream dialects: the target a module is compiled for
+    (`#pb.target<"nvidia-sm90">`, attached to the module as `pb.target`).
+    Passes learn the target only through that attribute and the tables
+    generated from the chips' .td files.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Name of the module attribute holding the target.
+    static constexpr ::llvm::StringLiteral kTargetAttrName = "pb.target";
+    /// Name of the loop attribute naming the compute level a parallel loop
+    /// maps to (set by pb-mark-parallel, read by S4).
+    static constexpr ::llvm::StringLiteral kLevelAttrName = "pb.level";
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+def PB_TargetAttr : AttrDef<PB_Dialect, "Target"> {
+  let mnemonic = "target";
+  let summary = "the chip a module is compiled for";
+  let description = [{
+    Names a registered target (`pb-opt --list-targets`). The verifier
+    rejects unknown names. Host-resolved names such as `cpu-host` are
+    accepted and resolved against the running CPU when a pass asks for the
+    chip; `pb-attach-target` writes the resolved chip instead.
+
+    ```mlir
+    module attributes {pb.target = #pb.target<"nvidia-sm90">} {}
+    ```
+  }];
+  let parameters = (ins StringRefParameter<"registered target name">:$name);
+  let assemblyFormat = "`<` $name `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The chip this attribute names, resolved for the running machine when
+    /// the name is host-resolved; null if it cannot be resolved.
+    const ::mlir::pb::ChipDesc *getChip() const;
+  }];
+}
+
+#endif // PB_DIALECT_PBDIALECT_TD

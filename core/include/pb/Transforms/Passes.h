@@ -1,0 +1,47 @@
+//===- Passes.h - PolyBlocks core passes --------------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PB_TRANSFORMS_PASSES_H
+#define PB_TRANSFORMS_PASSES_H
+
+#include "pb/Dialect/PBDialect.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::pb {
+
+#define GEN_PASS_DECL
+#include "pb/Transforms/Passes.h.inc"
+
+/// Whether passes report their decisions (pb-opt --pb-explain).
+void setExplainEnabled(bool enabled);
+bool isExplainEnabled();
+/// Reports one decision of a pass as a remark on `op` when explaining.
+void explain(Operation *op, const llvm::Twine &message);
+
+/// Registers the stage pipelines pb-s1, pb-s2, pb-s3 and pb-lower-to-host.
+void registerPBPipelines();
+
+/// Adds stage `stage` ("s1", "s2", "s3" or "host") to `pm`; false for an
+/// unknown stage name.
+bool addStagePipeline(OpPassManager &pm, llvm::StringRef stage);
+
+#define GEN_PASS_REGISTRATION
+#include "pb/Transforms/Passes.h.inc"
+
+} // namespace mlir::pb
+
+#endif // PB_TRANSFORMS_PASSES_H

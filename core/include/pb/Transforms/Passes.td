@@ -1,0 +1,152 @@
+//===- Passes.td - PolyBlocks core passes ------------------*- tablegen -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PB_TRANSFORMS_PASSES_TD
+#define PB_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// Core passes (keep alphabetical)
+//===----------------------------------------------------------------------===//
+
+def PBAttachTargetPass : Pass<"pb-attach-target", "ModuleOp"> {
+  let summary = "Attach #pb.target to the module";
+  let description = [{
+    Resolves `target` against the registry generated from the chips' .td
+    files and attaches it to the module as `pb.target`. Host-resolved names
+    (`cpu-host`) are resolved against the running CPU and the concrete chip
+    is attached, so the IR states what it was compiled for. `pb-opt
+    --target=NAME` runs this pass before any other.
+
+    Before (with `target=nvidia-sm90`):
+    ```mlir
+    module {}
+    ```
+    After:
+    ```mlir
+    module attributes {pb.target = #pb.target<"nvidia-sm90">} {}
+    ```
+    A module that already names a different target is an error.
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"",
+           "registered target name (see pb-opt --list-targets)">,
+  ];
+  let dependentDialects = ["::mlir::pb::PBDialect"];
+}
+
+def PBAffineFusionPass : Pass<"pb-affine-fusion", "func::FuncOp"> {
+  let summary = "Producer-consumer and sibling fusion of affine nests, sized "
+                "by the target's memory";
+  let description = [{
+    Stage S3. Runs upstream's slicing-based affine loop fusion
+    (`affine-loop-fusion`) with its local-buffer threshold and fast memory
+    space taken from the target: a fused nest may keep a private buffer only
+    while it fits the chip's innermost on-chip buffer level (its scratchpad
+    if it has one, else its innermost cache), instead of upstream's fixed
+    defaults. With `--pb-explain` it reports the figures it used and how
+    many nests remain.
+
+    Before: a matmul nest followed by a bias+relu nest over a temporary.
+    After: one nest; the temporary is gone or shrunk to a private buffer.
+  }];
+  let options = [
+    Option<"computeTolerance", "compute-tolerance", "double", "0.30",
+           "extra redundant computation fusion may add (fraction)">,
+  ];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def PBDecomposeAggregatesPass
+    : InterfacePass<"pb-decompose-aggregates", "mlir::FunctionOpInterface"> {
+  let summary = "Decompose composite linalg ops into their primitive ops";
+  let description = [{
+    Stage S1. Rewrites every op implementing linalg's
+    `AggregatedOpInterface` (for example `linalg.softmax`) into the ops it
+    stands for (a max reduction, a subtract-exp, a sum reduction and a
+    divide), so that later stages fuse and tile them like any other
+    elementwise or reduction kernel.
+
+    Before:
+    ```mlir
+    %y = linalg.softmax dimension(1) ins(%x : tensor<2x16xf32>)
+                                     outs(%e : tensor<2x16xf32>) -> tensor<2x16xf32>
+    ```
+    After: `linalg.generic` reductions and elementwise ops, no
+    `linalg.softmax`. An aggregate op that fails to decompose is an error.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def PBDumpStagePass : Pass<"pb-dump-stage", "ModuleOp"> {
+  let summary = "Write the module to a file (stage dumps)";
+  let description = [{
+    Writes the module, verified, to `file` in the textual form pb-opt reads
+    back. `pb-opt --pb-dump-after-stage=DIR` inserts one after each stage of
+    `--pb-pipeline`, writing `DIR/<n>-<stage>.mlir`. A file that cannot be
+    written is an error.
+  }];
+  let options = [
+    Option<"file", "file", "std::string", "", "output file">,
+  ];
+}
+
+def PBMarkParallelPass : Pass<"pb-mark-parallel", "func::FuncOp"> {
+  let summary = "Turn parallel affine loops into affine.parallel and mark "
+                "the hardware level each maps to";
+  let description = [{
+    Stage S3. Converts parallel `affine.for` loops to `affine.parallel`
+    (upstream's parallelization analysis) and marks each outermost one with
+    `pb.level`, the outermost parallel compute level of the target (a grid
+    of blocks on GPUs, cores on CPUs); S4 maps it.
+
+    After (on a CPU target):
+    ```mlir
+    affine.parallel (%i) = (0) to (256) { ... } {pb.level = "Core"}
+    ```
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect"];
+}
+
+def PBMultiLevelTilingPass : Pass<"pb-tile", "func::FuncOp"> {
+  let summary = "Tile loop bands with sizes derived from the target's "
+                "memory levels";
+  let description = [{
+    Stage S3. For every outermost perfectly nested band, picks one tile
+    size per memory level the target lists between registers and main
+    memory (caches on CPUs; scratchpad and L2 on GPUs), outer levels first:
+    the largest power of two (a multiple of the vector length for the
+    innermost loop) whose tile footprint, summed over the distinct memrefs
+    the band touches, fits `occupancy` of the level's capacity. The band is
+    then tiled once per level. `--pb-explain` prints sizes and footprints.
+  }];
+  let options = [
+    Option<"occupancy", "occupancy", "double", "0.5",
+           "fraction of a level's capacity a tile may fill">,
+    Option<"maxLevels", "max-levels", "unsigned", "2",
+           "most memory levels to tile for">,
+  ];
+  let dependentDialects = ["::mlir::affine::AffineDialect"];
+}
+
+def PBVectorizePass : Pass<"pb-vectorize", "func::FuncOp"> {
+  let summary = "Vectorize innermost loops to the target's vector width";
+  let description = [{
+    Stage S3. Runs upstream's affine super-vectorizer with a virtual vector
+    of `VectorWidthBits / element bits` lanes for the narrowest element
+    type in the function, as the target's table states, and vectorizes
+    reductions too.
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+#endif // PB_TRANSFORMS_PASSES_TD

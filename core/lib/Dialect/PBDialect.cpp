@@ -1,0 +1,79 @@
+//===- PBDialect.cpp - The pb dialect
+//--------------------------------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "pb/Dialect/PBDialect.h"
+#include "pb/Target/TargetRegistry.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::pb;
+
+#include "pb/Dialect/PBDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "pb/Dialect/PBAttrs.cpp.inc"
+
+void PBDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "pb/Dialect/PBAttrs.cpp.inc"
+      >();
+}
+
+LogicalResult PBDialect::verifyOperationAttribute(Operation *op,
+                                                  NamedAttribute attr) {
+  if (attr.getName() == kLevelAttrName) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitError()
+             << "'" << kLevelAttrName << "' must name a compute level kind";
+    return success();
+  }
+  if (attr.getName() != kTargetAttrName)
+    return op->emitError() << "unknown pb attribute '"
+                           << attr.getName().getValue() << "'";
+  if (!isa<ModuleOp>(op))
+    return op->emitError() << "'" << kTargetAttrName
+                           << "' may only be attached to a builtin.module";
+  if (!isa<TargetAttr>(attr.getValue()))
+    return op->emitError() << "'" << kTargetAttrName
+                           << "' must be a #pb.target attribute, got "
+                           << attr.getValue();
+  return success();
+}
+
+LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 StringRef name) {
+  if (!lookupTargetEntry(name))
+    return emitError() << "unknown target '" << name
+                       << "'; valid targets: " << getValidTargetNames();
+  return success();
+}
+
+const ChipDesc *TargetAttr::getChip() const {
+  llvm::Expected<const ChipDesc *> chip = resolveTarget(getName());
+  if (!chip) {
+    llvm::consumeError(chip.takeError());
+    return nullptr;
+  }
+  return *chip;
+}
+
+TargetAttr mlir::pb::getTargetAttr(Operation *op) {
+  for (; op; op = op->getParentOp())
+    if (auto attr = op->getAttrOfType<TargetAttr>(PBDialect::kTargetAttrName))
+      return attr;
+  return {};
+}
+
+const ChipDesc *mlir::pb::getTargetChip(Operation *op) {
+  TargetAttr attr = getTargetAttr(op);
+  return attr ? attr.getChip() : nullptr;
+}

@@ -1,0 +1,163 @@
+//===- MultiLevelTiling.cpp - Tile bands for the target's memory levels
+//----===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "pb/Target/TargetDesc.h"
+#include "pb/Transforms/Passes.h"
+
+#include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
+#include "mlir/Dialect/Affine/LoopUtils.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir::pb {
+#define GEN_PASS_DEF_PBMULTILEVELTILINGPASS
+#include "pb/Transforms/Passes.h.inc"
+} // namespace mlir::pb
+
+using namespace mlir;
+using namespace mlir::pb;
+
+/// For each memref the band accesses, the element size and the band loops
+/// its subscripts use (most over the accesses to it). A tile of size T per
+/// loop touches about T^loops elements of it.
+struct BandFootprint {
+  struct MemRefUse {
+    int64_t elementBytes = 0;
+    unsigned loops = 0;
+  };
+  llvm::DenseMap<Value, MemRefUse> uses;
+
+  explicit BandFootprint(MutableArrayRef<affine::AffineForOp> band) {
+    llvm::SmallPtrSet<Value, 8> ivs;
+    for (affine::AffineForOp loop : band)
+      ivs.insert(loop.getInductionVar());
+    band.front()->walk([&](Operation *op) {
+      Value memref;
+      ValueRange indices;
+      if (auto load = dyn_cast<affine::AffineLoadOp>(op)) {
+        memref = load.getMemRef();
+        indices = load.getMapOperands();
+      } else if (auto store = dyn_cast<affine::AffineStoreOp>(op)) {
+        memref = store.getMemRef();
+        indices = store.getMapOperands();
+      } else {
+        return;
+      }
+      unsigned loops = 0;
+      for (Value index : indices)
+        loops += ivs.contains(index);
+      auto type = cast<MemRefType>(memref.getType());
+      MemRefUse &use = uses[memref];
+      use.elementBytes =
+          std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+      use.loops = std::max(use.loops, loops);
+    });
+  }
+
+  int64_t bytes(int64_t tile) const {
+    int64_t total = 0;
+    for (const auto &[memref, use] : uses) {
+      int64_t elements = 1;
+      for (unsigned i = 0; i < use.loops; ++i)
+        elements *= tile;
+      total += elements * use.elementBytes;
+    }
+    return total;
+  }
+};
+
+/// The on-chip levels to tile for, outermost first: every level between
+/// registers and main memory, at most `maxLevels` of the innermost ones.
+static SmallVector<const MemoryLevelDesc *>
+getTilingLevels(const ChipDesc &chip, unsigned maxLevels) {
+  SmallVector<const MemoryLevelDesc *> levels;
+  for (const MemoryLevelDesc &level : chip.memoryLevels)
+    if (level.kind == MemoryKind::Scratchpad || level.kind == MemoryKind::Cache)
+      if (levels.size() < maxLevels)
+        levels.push_back(&level);
+  std::reverse(levels.begin(), levels.end());
+  return levels;
+}
+
+namespace {
+class PBMultiLevelTilingPass
+    : public pb::impl::PBMultiLevelTilingPassBase<PBMultiLevelTilingPass> {
+public:
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    const ChipDesc *chip = getTargetChip(func);
+    if (!chip) {
+      func.emitError("pb-tile needs a target: run with --target");
+      return signalPassFailure();
+    }
+    SmallVector<affine::AffineForOp> roots;
+    for (auto loop : func.getBody().getOps<affine::AffineForOp>())
+      roots.push_back(loop);
+    for (affine::AffineForOp root : roots)
+      if (failed(tileBand(*chip, root)))
+        return signalPassFailure();
+  }
+
+private:
+  LogicalResult tileBand(const ChipDesc &chip, affine::AffineForOp root) {
+    SmallVector<affine::AffineForOp> band;
+    affine::getPerfectlyNestedLoops(band, root);
+    SmallVector<int64_t> tripCounts;
+    for (affine::AffineForOp loop : band) {
+      std::optional<uint64_t> trip = affine::getConstantTripCount(loop);
+      if (!trip || *trip == 0)
+        return success(); // Only static bands are tiled.
+      tripCounts.push_back(*trip);
+    }
+    if (!affine::isTilingValid(band)) {
+      explain(root, "tile: band not tiled, tiling would break a dependence");
+      return success();
+    }
+    BandFootprint footprint(band);
+    int64_t smallestTrip = *llvm::min_element(tripCounts);
+
+    // Tile sizes per level, outermost level first, each dividing the one
+    // above so that the inner tiling sees constant trip counts.
+    int64_t parentTile = smallestTrip;
+    for (const MemoryLevelDesc *level : getTilingLevels(chip, maxLevels)) {
+      int64_t budget = static_cast<int64_t>(occupancy * level->capacityBytes);
+      int64_t tile = 1;
+      while (tile * 2 <= parentTile && footprint.bytes(tile * 2) <= budget &&
+             llvm::all_of(tripCounts,
+                          [&](int64_t trip) { return trip % (tile * 2) == 0; }))
+        tile *= 2;
+      if (tile == 1 || tile >= parentTile) {
+        explain(root, llvm::formatv("tile: {0}-d band not tiled for '{1}' "
+                                    "(best tile {2}, footprint {3} B of "
+                                    "{4} B budget)",
+                                    band.size(), level->name, tile,
+                                    footprint.bytes(tile), budget));
+        continue;
+      }
+      SmallVector<unsigned> sizes(band.size(), static_cast<unsigned>(tile));
+      SmallVector<affine::AffineForOp> tiled;
+      if (failed(affine::tilePerfectlyNested(band, sizes, &tiled)))
+        return root.emitError("tiling failed for tile size ") << tile;
+      explain(tiled.front(),
+              llvm::formatv("tile: {0}-d band tiled {1} for '{2}' (footprint "
+                            "{3} B of {4} B = {5} x {6} B capacity)",
+                            band.size(), tile, level->name,
+                            footprint.bytes(tile), budget, occupancy,
+                            level->capacityBytes));
+      // The intra-tile loops form the band of the next, inner level.
+      band.assign(tiled.begin() + band.size(), tiled.end());
+      for (int64_t &trip : tripCounts)
+        trip = tile;
+      parentTile = tile;
+    }
+    return success();
+  }
+};
+} // namespace

@@ -1,0 +1,83 @@
+//===- Pipelines.cpp - The stage pipelines S1, S2, S3 and host lowering
+//----===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The stages read in one place, in order:
+//   pb-s1  graph: canonicalize, decompose aggregates, fuse elementwise ops
+//   pb-s2  buffers and loops: bufferize, deallocate, affine loop nests
+//   pb-s3  mid-level: fusion, multi-level tiling, vectorization, parallel
+//          loops marked with their hardware level (all from the target)
+//   pb-lower-to-host  the reference lowering of any stage's output to the
+//          LLVM dialect for the host, so that S3 output for every target
+//          runs on a CPU (DESIGN.md, S3 invariant)
+//
+//===----------------------------------------------------------------------===//
+
+#include "pb/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/ErrorHandling.h"
+
+using namespace mlir;
+
+static const char *const kS1 =
+    "canonicalize,func.func(pb-decompose-aggregates),"
+    "linalg-fuse-elementwise-ops,canonicalize,cse";
+
+static const char *const kS2 =
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "func.func(buffer-hoisting),buffer-deallocation-pipeline,"
+    "convert-linalg-to-affine-loops,canonicalize,cse,"
+    "func.func(affine-scalrep)";
+
+static const char *const kS3 =
+    "func.func(pb-affine-fusion,pb-tile,pb-vectorize,pb-mark-parallel),"
+    "canonicalize,cse";
+
+static const char *const kHost =
+    "lower-affine,convert-scf-to-cf,convert-vector-to-scf,lower-affine,"
+    "convert-scf-to-cf,convert-vector-to-llvm,expand-strided-metadata,"
+    "lower-affine,finalize-memref-to-llvm,convert-math-to-llvm,"
+    "convert-math-to-libm,convert-arith-to-llvm,convert-index-to-llvm,"
+    "convert-cf-to-llvm,convert-func-to-llvm,convert-ub-to-llvm,"
+    "reconcile-unrealized-casts";
+
+static const char *getStageSpec(llvm::StringRef stage) {
+  return llvm::StringSwitch<const char *>(stage)
+      .Case("s1", kS1)
+      .Case("s2", kS2)
+      .Case("s3", kS3)
+      .Case("host", kHost)
+      .Default(nullptr);
+}
+
+bool mlir::pb::addStagePipeline(OpPassManager &pm, llvm::StringRef stage) {
+  const char *spec = getStageSpec(stage);
+  if (!spec)
+    return false;
+  if (failed(parsePassPipeline(spec, pm, llvm::errs())))
+    llvm::report_fatal_error("invalid built-in pipeline for stage " + stage);
+  return true;
+}
+
+void mlir::pb::registerPBPipelines() {
+  struct Stage {
+    const char *arg, *stage, *description;
+  };
+  static const Stage stages[] = {
+      {"pb-s1", "s1", "Stage S1 (graph) of PolyBlocks"},
+      {"pb-s2", "s2", "Stage S2 (buffers and loops) of PolyBlocks"},
+      {"pb-s3", "s3", "Stage S3 (target-driven mid-level optimizer)"},
+      {"pb-lower-to-host", "host",
+       "Reference lowering of any stage's output to LLVM for the host"},
+  };
+  for (const Stage &stage : stages)
+    PassPipelineRegistration<>(
+        stage.arg, stage.description,
+        [stage](OpPassManager &pm) { addStagePipeline(pm, stage.stage); });
+}

@@ -1,0 +1,38 @@
+//===- CPUMatrixUnits.td - x86-64 register-tile FMA units --*- tablegen -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// CPUs without matrix engines still compute a matrix product as a register
+// tile of broadcast FMAs: one A element broadcast times one row of B (a full
+// vector register) accumulated into a row of C. Each record is one such
+// vector FMA, C[1xN] += A[1x1] * B[1xN], with N the f32 lanes of a register.
+// `Intrinsic` is the LLVM intrinsic the FMA is emitted as.
+//
+// Sources:
+//  * Intel 64 and IA-32 Architectures Software Developer's Manual, Vol. 2
+//    (VFMADD231PS).
+//  * Software Optimization Guide for AMD EPYC 7003 Processors (Zen 3) and
+//    Software Optimization Guide for the AMD Zen4 Microarchitecture: FMA
+//    latency 4 cycles, two FMA pipes.
+//  * Intel 64 and IA-32 Architectures Optimization Reference Manual: FMA
+//    latency 4 cycles on Skylake and later (5 on Haswell).
+//
+//===----------------------------------------------------------------------===//
+
+/// vfmadd231ps ymm: 8 f32 lanes.
+def VFMA_F32_1x8x1_F32
+    : PBMatrixUnit<"llvm.fma.v8f32", 1, 8, 1, F32, F32, F32, ThreadScope,
+                   RegistersBroadcast, VectorOuterProduct> {
+  let Requires = [FeatureFMA, FeatureAVX2];
+  let LatencyCycles = 4;
+}
+
+/// vfmadd231ps zmm: 16 f32 lanes.
+def VFMA_F32_1x16x1_F32
+    : PBMatrixUnit<"llvm.fma.v16f32", 1, 16, 1, F32, F32, F32, ThreadScope,
+                   RegistersBroadcast, VectorOuterProduct> {
+  let Requires = [FeatureFMA, FeatureAVX512];
+  let LatencyCycles = 4;
+}

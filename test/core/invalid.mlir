@@ -1,0 +1,24 @@
+// RUN: pb-opt --split-input-file --verify-diagnostics %s
+
+// expected-error @+1 {{unknown target 'nvidia-sm75'; valid targets: amd-gfx90a, amd-gfx942, cpu-host, cpu-x86-64-v3, cpu-x86-64-v4, nvidia-sm80, nvidia-sm90}}
+module attributes {pb.target = #pb.target<"nvidia-sm75">} {
+}
+
+// -----
+
+// expected-error @+1 {{'pb.target' may only be attached to a builtin.module}}
+func.func @on_func() attributes {pb.target = #pb.target<"nvidia-sm80">} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'pb.target' must be a #pb.target attribute, got "nvidia-sm80"}}
+module attributes {pb.target = "nvidia-sm80"} {
+}
+
+// -----
+
+// expected-error @+1 {{unknown pb attribute 'pb.tile'}}
+module attributes {pb.tile = 4} {
+}

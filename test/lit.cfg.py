@@ -1,0 +1,38 @@
+# -*- Python -*-
+# Lit configuration of the PolyBlocks suites (test/core, test/tblgen,
+# test/nvidia, test/amd, test/cpu).
+
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "PolyBlocks"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".td", ".test"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
+                   "Inputs", "ToyChip.td", "TestTargets.td"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.pb_obj_root, "test")
+
+config.substitutions.append(("%pb_src_root", config.pb_src_root))
+config.substitutions.append(("%pb_obj_root", config.pb_obj_root))
+config.substitutions.append(
+    ("%targets_td", os.path.join(config.pb_src_root, "targets")))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# One feature per vendor whose S4/S5 code is built; suites of vendors not
+# built report UNSUPPORTED (see each suite's lit.local.cfg).
+for vendor in config.pb_targets_to_build:
+    config.available_features.add("pb-vendor-" + vendor)
+
+if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("ptxas")
+
+tool_dirs = [config.pb_tools_dir, config.llvm_tools_dir]
+tools = ["pb-opt", "pb-opt-test-targets", "pb-tblgen", "FileCheck", "not",
+         "split-file", "count"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -1,0 +1,178 @@
+//===- pb-opt.cpp - The PolyBlocks optimizer driver
+//------------------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// mlir-opt with every upstream dialect and pass, the PolyBlocks dialect and
+// passes, and the target options:
+//   --target=NAME        attach #pb.target<NAME> before the pipeline runs
+//   --list-targets       list the registered targets
+//   --print-target=NAME  print every fact the target's .td file states
+//   --version            print the PolyBlocks and LLVM versions
+//   --pb-pipeline=s1,s2,s3,host  run PolyBlocks stages
+//   --pb-dump-after-stage=DIR    write each stage's IR to DIR
+//   --pb-explain         report the optimizer's decisions
+//
+//===----------------------------------------------------------------------===//
+
+#include "pb/InitAll.h"
+#include "pb/Target/TargetRegistry.h"
+#include "pb/Transforms/Passes.h"
+
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+
+static llvm::cl::OptionCategory pbCategory("PolyBlocks options");
+
+static llvm::cl::opt<std::string>
+    targetName("target",
+               llvm::cl::desc("Compile for this target: attaches "
+                              "#pb.target<NAME> before any pass runs"),
+               llvm::cl::value_desc("name"), llvm::cl::cat(pbCategory));
+
+static llvm::cl::opt<bool>
+    listTargets("list-targets", llvm::cl::desc("List the registered targets"),
+                llvm::cl::cat(pbCategory));
+
+static llvm::cl::opt<std::string> printTargetName(
+    "print-target",
+    llvm::cl::desc("Print every fact the target's .td file states"),
+    llvm::cl::value_desc("name"), llvm::cl::cat(pbCategory));
+
+static llvm::cl::list<std::string> pipelineStages(
+    "pb-pipeline",
+    llvm::cl::desc("Run these PolyBlocks stages in order (s1, s2, s3, host) "
+                   "after the command line's passes"),
+    llvm::cl::CommaSeparated, llvm::cl::value_desc("stage,..."),
+    llvm::cl::cat(pbCategory));
+
+static llvm::cl::opt<std::string> dumpAfterStageDir(
+    "pb-dump-after-stage",
+    llvm::cl::desc("Write the IR after each --pb-pipeline stage to "
+                   "DIR/<n>-<stage>.mlir"),
+    llvm::cl::value_desc("dir"), llvm::cl::cat(pbCategory));
+
+static llvm::cl::opt<bool>
+    explainDecisions("pb-explain",
+                     llvm::cl::desc("Report every fusion, tiling, "
+                                    "vectorization and mapping decision"),
+                     llvm::cl::cat(pbCategory));
+
+static int unknownTarget(llvm::StringRef name) {
+  llvm::errs() << "pb-opt: error: unknown target '" << name
+               << "'; valid targets: " << pb::getValidTargetNames() << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  registerAllPasses();
+  pb::registerAllPasses();
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  pb::registerAllDialects(registry);
+  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
+    os << "PolyBlocks version " << PB_VERSION << "\n";
+  });
+
+  auto [inputFile, outputFile] = registerAndParseCLIOptions(
+      argc, argv, "PolyBlocks optimizer driver\n", registry);
+
+  if (listTargets) {
+    pb::printTargetList(llvm::outs());
+    return 0;
+  }
+  if (!printTargetName.empty()) {
+    const pb::TargetRegistryEntry *entry =
+        pb::lookupTargetEntry(printTargetName);
+    if (!entry)
+      return unknownTarget(printTargetName);
+    pb::printTarget(llvm::outs(), *entry);
+    return 0;
+  }
+  if (!targetName.empty()) {
+    llvm::Expected<const pb::ChipDesc *> chip = pb::resolveTarget(targetName);
+    if (!chip) {
+      llvm::errs() << "pb-opt: error: " << llvm::toString(chip.takeError())
+                   << "\n";
+      return 1;
+    }
+  }
+
+  std::vector<std::string> stages(pipelineStages.begin(), pipelineStages.end());
+  for (const std::string &stage : stages) {
+    OpPassManager probe;
+    if (!pb::addStagePipeline(probe, stage)) {
+      llvm::errs() << "pb-opt: error: unknown stage '" << stage
+                   << "'; valid stages: s1, s2, s3, host\n";
+      return 1;
+    }
+  }
+  pb::setExplainEnabled(explainDecisions);
+
+  // Run the attach pass first, then the command line's passes, then the
+  // requested stages (each followed by its dump when asked).
+  MlirOptMainConfig cliConfig = MlirOptMainConfig::createFromCLOptions();
+  MlirOptMainConfig config = cliConfig;
+  std::string target = targetName;
+  std::string dumpDir = dumpAfterStageDir;
+  if (!dumpDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir)) {
+      llvm::errs() << "pb-opt: error: cannot create '" << dumpDir
+                   << "': " << ec.message() << "\n";
+      return 1;
+    }
+  }
+  config.setPassPipelineSetupFn([=](PassManager &pm) -> LogicalResult {
+    if (!target.empty())
+      pm.addPass(pb::createPBAttachTargetPass({target}));
+    if (failed(cliConfig.setupPassPipeline(pm)))
+      return failure();
+    for (auto [index, stage] : llvm::enumerate(stages)) {
+      pb::addStagePipeline(pm, stage);
+      if (!dumpDir.empty()) {
+        llvm::SmallString<128> path(dumpDir);
+        llvm::sys::path::append(
+            path, llvm::formatv("{0}-{1}.mlir", index + 1, stage).str());
+        pm.addPass(pb::createPBDumpStagePass({path.str().str()}));
+      }
+    }
+    return success();
+  });
+
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      openInputFile(inputFile, &errorMessage);
+  if (!input) {
+    llvm::errs() << "pb-opt: error: " << errorMessage << "\n";
+    return 1;
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputFile, &errorMessage);
+  if (!output) {
+    llvm::errs() << "pb-opt: error: " << errorMessage << "\n";
+    return 1;
+  }
+  if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
+    return 1;
+  output->keep();
+  return 0;
+}
