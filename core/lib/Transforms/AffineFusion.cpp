@@ -30,6 +30,26 @@ static const MemoryLevelDesc *getPrivateBufferLevel(const ChipDesc &chip) {
   return chip.getMemoryLevel(MemoryKind::Cache);
 }
 
+/// A memref stored to by more than one top-level nest (a buffer the
+/// bufferizer reused), or null. Upstream's producer-consumer fusion can move
+/// a later nest's write of such a buffer above an earlier nest's read of it
+/// (a missed write-after-read dependence, seen on decomposed softmax), so
+/// the pass then restricts itself to sibling fusion.
+static Value findBufferWrittenByManyNests(func::FuncOp func) {
+  llvm::DenseMap<Value, Operation *> writer;
+  for (auto nest : func.getBody().getOps<affine::AffineForOp>()) {
+    Value shared;
+    nest.walk([&](affine::AffineWriteOpInterface store) {
+      auto [it, inserted] = writer.try_emplace(store.getMemRef(), nest);
+      if (!inserted && it->second != nest.getOperation())
+        shared = store.getMemRef();
+    });
+    if (shared)
+      return shared;
+  }
+  return {};
+}
+
 namespace {
 class PBAffineFusionPass
     : public pb::impl::PBAffineFusionPassBase<PBAffineFusionPass> {
@@ -48,18 +68,25 @@ public:
     unsigned nestsBefore = countNests(func);
 
     OpPassManager pm(func::FuncOp::getOperationName());
+    Value reused = findBufferWrittenByManyNests(func);
+    StringRef mode = reused ? "sibling" : "greedy";
     std::string spec = llvm::formatv(
-        "affine-loop-fusion{{compute-tolerance={0} local-buf-threshold={1}}",
-        computeTolerance.getValue(), thresholdKiB);
+        "affine-loop-fusion{{compute-tolerance={0} local-buf-threshold={1} "
+        "mode={2}}",
+        computeTolerance.getValue(), thresholdKiB, mode);
     if (failed(parsePassPipeline(spec, pm)) || failed(runPipeline(pm, func)))
       return signalPassFailure();
 
-    explain(func, llvm::formatv("fusion: {0} -> {1} top-level loop nests; "
-                                "private buffers up to {2} KiB ({3} of {4}), "
-                                "compute tolerance {5}",
+    explain(func, llvm::formatv("fusion ({6}): {0} -> {1} top-level loop "
+                                "nests; private buffers up to {2} KiB ({3} "
+                                "of {4}), compute tolerance {5}{7}",
                                 nestsBefore, countNests(func), thresholdKiB,
                                 level ? level->name : "no on-chip level",
-                                chip->name, computeTolerance.getValue()));
+                                chip->name, computeTolerance.getValue(), mode,
+                                reused ? "; a buffer is written by several "
+                                         "nests, so producer-consumer fusion "
+                                         "is off"
+                                       : ""));
   }
 
 private:

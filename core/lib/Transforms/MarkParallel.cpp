@@ -32,7 +32,11 @@ public:
       return signalPassFailure();
     }
     OpPassManager pm(func::FuncOp::getOperationName());
-    pm.addPass(affine::createAffineParallelize());
+    // One parallel loop per nest: inner loops stay affine.for for the
+    // vectorizer and for register tiling.
+    affine::AffineParallelizeOptions options;
+    options.maxNested = 1;
+    pm.addPass(affine::createAffineParallelize(options));
     if (failed(runPipeline(pm, func)))
       return signalPassFailure();
 

@@ -71,7 +71,7 @@ struct BandFootprint {
   }
 };
 
-/// The on-chip levels to tile for, outermost first: every level between
+/// The on-chip levels to tile for, largest first: every level between
 /// registers and main memory, at most `maxLevels` of the innermost ones.
 static SmallVector<const MemoryLevelDesc *>
 getTilingLevels(const ChipDesc &chip, unsigned maxLevels) {
@@ -80,7 +80,9 @@ getTilingLevels(const ChipDesc &chip, unsigned maxLevels) {
     if (level.kind == MemoryKind::Scratchpad || level.kind == MemoryKind::Cache)
       if (levels.size() < maxLevels)
         levels.push_back(&level);
-  std::reverse(levels.begin(), levels.end());
+  llvm::sort(levels, [](const MemoryLevelDesc *a, const MemoryLevelDesc *b) {
+    return a->capacityBytes > b->capacityBytes;
+  });
   return levels;
 }
 
@@ -123,7 +125,7 @@ private:
     BandFootprint footprint(band);
     int64_t smallestTrip = *llvm::min_element(tripCounts);
 
-    // Tile sizes per level, outermost level first, each dividing the one
+    // Tile sizes per level, largest level first, each dividing the one
     // above so that the inner tiling sees constant trip counts.
     int64_t parentTile = smallestTrip;
     for (const MemoryLevelDesc *level : getTilingLevels(chip, maxLevels)) {
@@ -134,9 +136,9 @@ private:
                           [&](int64_t trip) { return trip % (tile * 2) == 0; }))
         tile *= 2;
       if (tile == 1 || tile >= parentTile) {
-        explain(root, llvm::formatv("tile: {0}-d band not tiled for '{1}' "
-                                    "(best tile {2}, footprint {3} B of "
-                                    "{4} B budget)",
+        explain(root, llvm::formatv("tile: {0}-d band not tiled for '{1}': "
+                                    "best tile {2} (footprint {3} B of {4} B "
+                                    "budget) is 1 or spans the whole band",
                                     band.size(), level->name, tile,
                                     footprint.bytes(tile), budget));
         continue;

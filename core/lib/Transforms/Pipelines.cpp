@@ -36,7 +36,7 @@ static const char *const kS2 =
     "func.func(affine-scalrep)";
 
 static const char *const kS3 =
-    "func.func(pb-affine-fusion,pb-tile,pb-vectorize,pb-mark-parallel),"
+    "func.func(pb-affine-fusion,pb-tile,pb-mark-parallel,pb-vectorize),"
     "canonicalize,cse";
 
 static const char *const kHost =
@@ -45,7 +45,7 @@ static const char *const kHost =
     "lower-affine,finalize-memref-to-llvm,convert-math-to-llvm,"
     "convert-math-to-libm,convert-arith-to-llvm,convert-index-to-llvm,"
     "convert-cf-to-llvm,convert-func-to-llvm,convert-ub-to-llvm,"
-    "reconcile-unrealized-casts";
+    "reconcile-unrealized-casts,pb-strip-annotations";
 
 static const char *getStageSpec(llvm::StringRef stage) {
   return llvm::StringSwitch<const char *>(stage)

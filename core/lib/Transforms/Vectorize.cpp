@@ -8,8 +8,9 @@
 #include "pb/Target/TargetDesc.h"
 #include "pb/Transforms/Passes.h"
 
-#include "mlir/Dialect/Affine/Transforms/Passes.h"
-#include "mlir/Pass/PassManager.h"
+#include "mlir/Dialect/Affine/Analysis/AffineAnalysis.h"
+#include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
+#include "mlir/Dialect/Affine/Utils.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::pb {
@@ -51,17 +52,43 @@ public:
     if (lanes < 2)
       return;
 
-    affine::AffineVectorizeOptions options;
-    options.vectorSizes = {lanes};
-    options.vectorizeReductions = true;
-    OpPassManager pm(func::FuncOp::getOperationName());
-    pm.addPass(affine::createAffineVectorize(options));
-    if (failed(runPipeline(pm, func)))
-      return signalPassFailure();
-    explain(func,
-            llvm::formatv("vectorize: {0} lanes = {1}-bit vectors of "
-                          "{2}-bit elements ({3})",
-                          lanes, chip->vectorWidthBits, bits, chip->name));
+    // Only innermost loops that the dependence analysis proves parallel
+    // (reductions through iter_args included) and whose trip count is a
+    // multiple of the vector length are handed to the upstream vectorizer:
+    // it rejects neither loop-carried dependences through memory (a
+    // reduction accumulated in a buffer) nor trip counts that are not a
+    // multiple of the vector length (its transfers are masked only at the
+    // memref's bounds, not at the loop's, so an intra-tile loop would
+    // write past its tile).
+    llvm::DenseSet<Operation *> loops;
+    affine::ReductionLoopMap reductions;
+    unsigned skipped = 0;
+    func.walk([&](affine::AffineForOp loop) {
+      if (!loop.getBody()->getOps<affine::AffineForOp>().empty())
+        return;
+      SmallVector<affine::LoopReduction> loopReductions;
+      std::optional<uint64_t> trip = affine::getConstantTripCount(loop);
+      if (!trip || *trip % lanes != 0 ||
+          !affine::isLoopParallel(loop, &loopReductions)) {
+        ++skipped;
+        return;
+      }
+      loops.insert(loop);
+      if (!loopReductions.empty())
+        reductions[loop] = loopReductions;
+    });
+    if (loops.empty())
+      return;
+    affine::vectorizeAffineLoops(func, loops, {lanes}, {}, reductions);
+    explain(
+        func,
+        llvm::formatv(
+            "vectorize: {0} lanes = {1}-bit vectors of "
+            "{2}-bit elements ({3}); {4} innermost loops "
+            "proven parallel with a trip count multiple of the lanes, {5} left "
+            "scalar",
+            lanes, chip->vectorWidthBits, bits, chip->name, loops.size(),
+            skipped));
   }
 };
 } // namespace

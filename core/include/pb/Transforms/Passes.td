@@ -137,6 +137,16 @@ def PBMultiLevelTilingPass : Pass<"pb-tile", "func::FuncOp"> {
   let dependentDialects = ["::mlir::affine::AffineDialect"];
 }
 
+def PBStripAnnotationsPass : Pass<"pb-strip-annotations", "ModuleOp"> {
+  let summary = "Remove pb attributes, leaving upstream-only IR";
+  let description = [{
+    Removes `pb.target` and every `pb.*` attribute (such as `pb.level`)
+    from the module and the ops in it, so that tools without the pb
+    dialect (mlir-runner, mlir-translate) read the result. The last step of
+    `pb-lower-to-host`.
+  }];
+}
+
 def PBVectorizePass : Pass<"pb-vectorize", "func::FuncOp"> {
   let summary = "Vectorize innermost loops to the target's vector width";
   let description = [{

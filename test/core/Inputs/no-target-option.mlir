@@ -1,0 +1,3 @@
+// expected-error @+1 {{pb-attach-target: no target given; valid targets: amd-gfx90a,}}
+module {
+}

@@ -1,0 +1,73 @@
+// RUN: %s3_on_host %s | FileCheck %s
+// A dense layer (matmul 64x48 by 48x96, bias, relu) compiled with S3 for
+// every target matches the unoptimized program on the host.
+// CHECK: OK amd-gfx90a: 6144 values match
+// CHECK: OK cpu-x86-64-v4: 6144 values match
+// CHECK: OK nvidia-sm90: 6144 values match
+// CHECK: OK toy-chip: 6144 values match
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (j)>
+func.func @layer(%a: tensor<64x48xf32>, %b: tensor<48x96xf32>,
+                 %bias: tensor<96xf32>) -> tensor<64x96xf32> {
+  %zero = arith.constant 0.0 : f32
+  %init = tensor.empty() : tensor<64x96xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%init : tensor<64x96xf32>) -> tensor<64x96xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<64x48xf32>, tensor<48x96xf32>)
+                      outs(%acc : tensor<64x96xf32>) -> tensor<64x96xf32>
+  %out = linalg.generic {indexing_maps = [#id, #row, #id],
+                         iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %bias : tensor<64x96xf32>, tensor<96xf32>)
+      outs(%init : tensor<64x96xf32>) {
+  ^bb0(%x: f32, %c: f32, %o: f32):
+    %s = arith.addf %x, %c : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<64x96xf32>
+  return %out : tensor<64x96xf32>
+}
+
+// Small integers, so every order of summation gives the same f32 result.
+func.func @iota2d(%rows: index, %mul: index, %mod: index,
+                  %init: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %r = linalg.generic {indexing_maps = [#id],
+                       iterator_types = ["parallel", "parallel"]}
+      outs(%init : tensor<?x?xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %t = arith.muli %i, %mul : index
+    %u = arith.addi %t, %j : index
+    %v = arith.remui %u, %mod : index
+    %w = arith.index_cast %v : index to i32
+    %f = arith.sitofp %w : i32 to f32
+    linalg.yield %f : f32
+  } -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+func.func private @printMemrefF32(tensor<*xf32>)
+
+func.func @main() {
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c5 = arith.constant 5 : index
+  %c7 = arith.constant 7 : index
+  %ea = tensor.empty() : tensor<64x48xf32>
+  %eb = tensor.empty() : tensor<48x96xf32>
+  %ec = tensor.empty() : tensor<1x96xf32>
+  %da = tensor.cast %ea : tensor<64x48xf32> to tensor<?x?xf32>
+  %db = tensor.cast %eb : tensor<48x96xf32> to tensor<?x?xf32>
+  %dc = tensor.cast %ec : tensor<1x96xf32> to tensor<?x?xf32>
+  %a0 = call @iota2d(%c1, %c3, %c5, %da) : (index, index, index, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %b0 = call @iota2d(%c1, %c7, %c3, %db) : (index, index, index, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %c0 = call @iota2d(%c1, %c5, %c7, %dc) : (index, index, index, tensor<?x?xf32>) -> tensor<?x?xf32>
+  %a = tensor.cast %a0 : tensor<?x?xf32> to tensor<64x48xf32>
+  %b = tensor.cast %b0 : tensor<?x?xf32> to tensor<48x96xf32>
+  %c2 = tensor.cast %c0 : tensor<?x?xf32> to tensor<1x96xf32>
+  %bias = tensor.collapse_shape %c2 [[0, 1]] : tensor<1x96xf32> into tensor<96xf32>
+  %r = call @layer(%a, %b, %bias) : (tensor<64x48xf32>, tensor<48x96xf32>, tensor<96xf32>) -> tensor<64x96xf32>
+  %u = tensor.cast %r : tensor<64x96xf32> to tensor<*xf32>
+  call @printMemrefF32(%u) : (tensor<*xf32>) -> ()
+  return
+}
