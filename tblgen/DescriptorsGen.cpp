@@ -19,14 +19,6 @@
 using namespace llvm;
 using namespace pb::tblgen;
 
-static void emitStrings(raw_ostream &os, const Twine &name,
-                        ArrayRef<StringRef> values) {
-  os << "static const llvm::StringRef " << name << "[] = {";
-  for (StringRef value : values)
-    os << cppString(value) << ", ";
-  os << "\"\"};\n";
-}
-
 /// `llvm::ArrayRef<T>(array, n)`, so that empty lists need no special case.
 static std::string arrayRef(StringRef type, const Twine &array, size_t size) {
   return ("llvm::ArrayRef<" + type + ">(" + array + ", size_t(" + Twine(size) +
@@ -41,10 +33,11 @@ static void emitDescriptors(const RecordKeeper &records, raw_ostream &os) {
   for (const Record *chip : targets.getChips()) {
     std::string id = TargetRecords::identifier(chip);
     os << "// " << chip->getValueAsString("Name") << "\n";
-    emitStrings(os, "kSources_" + id, chip->getValueAsListOfStrings("Sources"));
-    emitStrings(os, "kFeatures_" + id, targets.getClosedFeatures(chip));
-    emitStrings(os, "kHostCPUFeatures_" + id,
-                chip->getValueAsListOfStrings("HostCPUFeatures"));
+    emitStringArray(os, "kSources_" + id,
+                    chip->getValueAsListOfStrings("Sources"));
+    emitStringArray(os, "kFeatures_" + id, targets.getClosedFeatures(chip));
+    emitStringArray(os, "kHostCPUFeatures_" + id,
+                    chip->getValueAsListOfStrings("HostCPUFeatures"));
 
     os << "static const ComputeLevelDesc kComputeLevels_" << id << "[] = {\n";
     for (const Record *level : chip->getValueAsListOfDefs("ComputeLevels"))

@@ -18,14 +18,6 @@
 using namespace llvm;
 using namespace pb::tblgen;
 
-static void emitStringArray(raw_ostream &os, StringRef name,
-                            ArrayRef<StringRef> values) {
-  os << "static const llvm::StringRef " << name << "[] = {";
-  for (StringRef value : values)
-    os << cppString(value) << ", ";
-  os << "\"\"};\n";
-}
-
 static void emitMatrixUnits(const RecordKeeper &records, raw_ostream &os) {
   emitSourceFileHeader("PolyBlocks matrix-unit table", os, records);
   TargetRecords targets(records);

@@ -56,6 +56,14 @@ std::string cppString(StringRef s) {
   return out + "\"";
 }
 
+void emitStringArray(raw_ostream &os, const Twine &name,
+                     ArrayRef<StringRef> values) {
+  os << "static const llvm::StringRef " << name << "[] = {";
+  for (StringRef value : values)
+    os << cppString(value) << ", ";
+  os << "\"\"};\n";
+}
+
 std::string TargetRecords::identifier(const Record *def) {
   return def->getName().str();
 }

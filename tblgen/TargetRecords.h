@@ -80,6 +80,11 @@ private:
 /// Writes `s` as a C++ string literal.
 std::string cppString(llvm::StringRef s);
 
+/// Emits `static const llvm::StringRef <name>[] = {...};`, with a trailing
+/// empty string so that empty lists stay valid C++ (users pass the size).
+void emitStringArray(llvm::raw_ostream &os, const llvm::Twine &name,
+                     llvm::ArrayRef<llvm::StringRef> values);
+
 } // namespace pb::tblgen
 
 #endif // PB_TBLGEN_TARGETRECORDS_H
