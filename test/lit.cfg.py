@@ -33,6 +33,7 @@ if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")
 
 tool_dirs = [config.pb_tools_dir, config.llvm_tools_dir]
-tools = ["pb-opt", "pb-opt-test-targets", "pb-tblgen", "FileCheck", "not",
+tools = ["pb-opt", "pb-opt-test-targets", "pb-tblgen", "pb-compile", "pb-run",
+         "FileCheck", "not",
          "split-file", "count"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

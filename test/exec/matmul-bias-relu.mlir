@@ -27,12 +27,14 @@ func.func @layer(%a: tensor<64x48xf32>, %b: tensor<48x96xf32>,
   return %out : tensor<64x96xf32>
 }
 
-// Small integers, so every order of summation gives the same f32 result.
-func.func @iota2d(%rows: index, %mul: index, %mod: index,
-                  %init: tensor<?x?xf32>) -> tensor<?x?xf32> {
+// (i * mul + j) mod m: small integers, so every order of summation gives
+// the same f32 result. Each input is a slice of one tensor<64x96xf32> of
+// these values.
+func.func @iota2d(%mul: index, %mod: index) -> tensor<64x96xf32> {
+  %init = tensor.empty() : tensor<64x96xf32>
   %r = linalg.generic {indexing_maps = [#id],
                        iterator_types = ["parallel", "parallel"]}
-      outs(%init : tensor<?x?xf32>) {
+      outs(%init : tensor<64x96xf32>) {
   ^bb0(%o: f32):
     %i = linalg.index 0 : index
     %j = linalg.index 1 : index
@@ -42,29 +44,25 @@ func.func @iota2d(%rows: index, %mul: index, %mod: index,
     %w = arith.index_cast %v : index to i32
     %f = arith.sitofp %w : i32 to f32
     linalg.yield %f : f32
-  } -> tensor<?x?xf32>
-  return %r : tensor<?x?xf32>
+  } -> tensor<64x96xf32>
+  return %r : tensor<64x96xf32>
 }
 
 func.func private @printMemrefF32(tensor<*xf32>)
 
 func.func @main() {
-  %c1 = arith.constant 1 : index
   %c3 = arith.constant 3 : index
   %c5 = arith.constant 5 : index
   %c7 = arith.constant 7 : index
-  %ea = tensor.empty() : tensor<64x48xf32>
-  %eb = tensor.empty() : tensor<48x96xf32>
-  %ec = tensor.empty() : tensor<1x96xf32>
-  %da = tensor.cast %ea : tensor<64x48xf32> to tensor<?x?xf32>
-  %db = tensor.cast %eb : tensor<48x96xf32> to tensor<?x?xf32>
-  %dc = tensor.cast %ec : tensor<1x96xf32> to tensor<?x?xf32>
-  %a0 = call @iota2d(%c1, %c3, %c5, %da) : (index, index, index, tensor<?x?xf32>) -> tensor<?x?xf32>
-  %b0 = call @iota2d(%c1, %c7, %c3, %db) : (index, index, index, tensor<?x?xf32>) -> tensor<?x?xf32>
-  %c0 = call @iota2d(%c1, %c5, %c7, %dc) : (index, index, index, tensor<?x?xf32>) -> tensor<?x?xf32>
-  %a = tensor.cast %a0 : tensor<?x?xf32> to tensor<64x48xf32>
-  %b = tensor.cast %b0 : tensor<?x?xf32> to tensor<48x96xf32>
-  %c2 = tensor.cast %c0 : tensor<?x?xf32> to tensor<1x96xf32>
+  %a0 = call @iota2d(%c3, %c5) : (index, index) -> tensor<64x96xf32>
+  %b0 = call @iota2d(%c7, %c3) : (index, index) -> tensor<64x96xf32>
+  %c0 = call @iota2d(%c5, %c7) : (index, index) -> tensor<64x96xf32>
+  %a = tensor.extract_slice %a0[0, 0] [64, 48] [1, 1]
+      : tensor<64x96xf32> to tensor<64x48xf32>
+  %b = tensor.extract_slice %b0[0, 0] [48, 96] [1, 1]
+      : tensor<64x96xf32> to tensor<48x96xf32>
+  %c2 = tensor.extract_slice %c0[0, 0] [1, 96] [1, 1]
+      : tensor<64x96xf32> to tensor<1x96xf32>
   %bias = tensor.collapse_shape %c2 [[0, 1]] : tensor<1x96xf32> into tensor<96xf32>
   %r = call @layer(%a, %b, %bias) : (tensor<64x48xf32>, tensor<48x96xf32>, tensor<96xf32>) -> tensor<64x96xf32>
   %u = tensor.cast %r : tensor<64x96xf32> to tensor<*xf32>

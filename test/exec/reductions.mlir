@@ -38,12 +38,13 @@ func.func @center(%x: tensor<24x50xf32>) -> tensor<24x50xf32> {
   return %out : tensor<24x50xf32>
 }
 
-// Small integers, so every order of summation gives the same f32 result.
-func.func @iota2d(%rows: index, %mul: index, %mod: index,
-                  %init: tensor<?x?xf32>) -> tensor<?x?xf32> {
+// (i * mul + j) mod m: small integers, so every order of summation gives
+// the same f32 result.
+func.func @iota2d(%mul: index, %mod: index) -> tensor<24x50xf32> {
+  %init = tensor.empty() : tensor<24x50xf32>
   %r = linalg.generic {indexing_maps = [#id],
                        iterator_types = ["parallel", "parallel"]}
-      outs(%init : tensor<?x?xf32>) {
+      outs(%init : tensor<24x50xf32>) {
   ^bb0(%o: f32):
     %i = linalg.index 0 : index
     %j = linalg.index 1 : index
@@ -53,20 +54,16 @@ func.func @iota2d(%rows: index, %mul: index, %mod: index,
     %w = arith.index_cast %v : index to i32
     %f = arith.sitofp %w : i32 to f32
     linalg.yield %f : f32
-  } -> tensor<?x?xf32>
-  return %r : tensor<?x?xf32>
+  } -> tensor<24x50xf32>
+  return %r : tensor<24x50xf32>
 }
 
 func.func private @printMemrefF32(tensor<*xf32>)
 
 func.func @main() {
-  %c1 = arith.constant 1 : index
   %c7 = arith.constant 7 : index
   %c9 = arith.constant 9 : index
-  %e = tensor.empty() : tensor<24x50xf32>
-  %d = tensor.cast %e : tensor<24x50xf32> to tensor<?x?xf32>
-  %x0 = call @iota2d(%c1, %c7, %c9, %d) : (index, index, index, tensor<?x?xf32>) -> tensor<?x?xf32>
-  %x = tensor.cast %x0 : tensor<?x?xf32> to tensor<24x50xf32>
+  %x = call @iota2d(%c7, %c9) : (index, index) -> tensor<24x50xf32>
   %r = call @center(%x) : (tensor<24x50xf32>) -> tensor<24x50xf32>
   %u = tensor.cast %r : tensor<24x50xf32> to tensor<*xf32>
   call @printMemrefF32(%u) : (tensor<*xf32>) -> ()

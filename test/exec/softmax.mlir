@@ -15,12 +15,13 @@ func.func @softmax(%x: tensor<16x100xf32>) -> tensor<16x100xf32> {
   return %y : tensor<16x100xf32>
 }
 
-// Small integers, so every order of summation gives the same f32 result.
-func.func @iota2d(%rows: index, %mul: index, %mod: index,
-                  %init: tensor<?x?xf32>) -> tensor<?x?xf32> {
+// (i * mul + j) mod m: small integers, so every order of summation gives
+// the same f32 result.
+func.func @iota2d(%mul: index, %mod: index) -> tensor<16x100xf32> {
+  %init = tensor.empty() : tensor<16x100xf32>
   %r = linalg.generic {indexing_maps = [#id],
                        iterator_types = ["parallel", "parallel"]}
-      outs(%init : tensor<?x?xf32>) {
+      outs(%init : tensor<16x100xf32>) {
   ^bb0(%o: f32):
     %i = linalg.index 0 : index
     %j = linalg.index 1 : index
@@ -30,20 +31,16 @@ func.func @iota2d(%rows: index, %mul: index, %mod: index,
     %w = arith.index_cast %v : index to i32
     %f = arith.sitofp %w : i32 to f32
     linalg.yield %f : f32
-  } -> tensor<?x?xf32>
-  return %r : tensor<?x?xf32>
+  } -> tensor<16x100xf32>
+  return %r : tensor<16x100xf32>
 }
 
 func.func private @printMemrefF32(tensor<*xf32>)
 
 func.func @main() {
-  %c1 = arith.constant 1 : index
   %c3 = arith.constant 3 : index
   %c11 = arith.constant 11 : index
-  %e = tensor.empty() : tensor<16x100xf32>
-  %d = tensor.cast %e : tensor<16x100xf32> to tensor<?x?xf32>
-  %x0 = call @iota2d(%c1, %c3, %c11, %d) : (index, index, index, tensor<?x?xf32>) -> tensor<?x?xf32>
-  %x = tensor.cast %x0 : tensor<?x?xf32> to tensor<16x100xf32>
+  %x = call @iota2d(%c3, %c11) : (index, index) -> tensor<16x100xf32>
   %r = call @softmax(%x) : (tensor<16x100xf32>) -> tensor<16x100xf32>
   %u = tensor.cast %r : tensor<16x100xf32> to tensor<*xf32>
   call @printMemrefF32(%u) : (tensor<*xf32>) -> ()

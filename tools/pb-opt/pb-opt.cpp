@@ -19,6 +19,7 @@
 
 #include "pb/InitAll.h"
 #include "pb/Target/TargetRegistry.h"
+#include "pb/Targets/InitBackends.h"
 #include "pb/Transforms/Passes.h"
 
 #include "mlir/IR/Dialect.h"
@@ -58,8 +59,9 @@ static llvm::cl::opt<std::string> printTargetName(
 
 static llvm::cl::list<std::string> pipelineStages(
     "pb-pipeline",
-    llvm::cl::desc("Run these PolyBlocks stages in order (s1, s2, s3, host) "
-                   "after the command line's passes"),
+    llvm::cl::desc("Run these PolyBlocks stages in order (s1, s2, s3, s4, "
+                   "host); s4 is the target's own and needs --target"
+                   "; they run after the command line's passes"),
     llvm::cl::CommaSeparated, llvm::cl::value_desc("stage,..."),
     llvm::cl::cat(pbCategory));
 
@@ -75,6 +77,16 @@ static llvm::cl::opt<bool>
                                     "vectorization and mapping decision"),
                      llvm::cl::cat(pbCategory));
 
+static llvm::cl::opt<bool>
+    enableFusion("pb-fusion", llvm::cl::init(true),
+                 llvm::cl::desc("Ablation: S3 affine fusion (default on)"),
+                 llvm::cl::cat(pbCategory));
+
+static llvm::cl::opt<bool> enableMatrixUnits(
+    "pb-matrix-units", llvm::cl::init(true),
+    llvm::cl::desc("Ablation: S3 matrix-unit mapping (default on)"),
+    llvm::cl::cat(pbCategory));
+
 static int unknownTarget(llvm::StringRef name) {
   llvm::errs() << "pb-opt: error: unknown target '" << name
                << "'; valid targets: " << pb::getValidTargetNames() << "\n";
@@ -85,6 +97,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAllPasses();
   pb::registerAllPasses();
+  pb::registerAllTargetBackends();
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
@@ -108,21 +121,38 @@ int main(int argc, char **argv) {
     pb::printTarget(llvm::outs(), *entry);
     return 0;
   }
+  const pb::ChipDesc *chip = nullptr;
   if (!targetName.empty()) {
-    llvm::Expected<const pb::ChipDesc *> chip = pb::resolveTarget(targetName);
-    if (!chip) {
-      llvm::errs() << "pb-opt: error: " << llvm::toString(chip.takeError())
+    llvm::Expected<const pb::ChipDesc *> resolved =
+        pb::resolveTarget(targetName);
+    if (!resolved) {
+      llvm::errs() << "pb-opt: error: " << llvm::toString(resolved.takeError())
                    << "\n";
       return 1;
     }
+    chip = *resolved;
   }
 
+  pb::PipelineOptions pipelineOptions;
+  pipelineOptions.fusion = enableFusion;
+  pipelineOptions.matrixUnits = enableMatrixUnits;
   std::vector<std::string> stages(pipelineStages.begin(), pipelineStages.end());
   for (const std::string &stage : stages) {
-    OpPassManager probe;
-    if (!pb::addStagePipeline(probe, stage)) {
+    if (!pb::isKnownStage(stage)) {
       llvm::errs() << "pb-opt: error: unknown stage '" << stage
-                   << "'; valid stages: s1, s2, s3, host\n";
+                   << "'; valid stages: "
+                   << llvm::join(pb::getStageNames(), ", ") << "\n";
+      return 1;
+    }
+    OpPassManager probe;
+    if (failed(pb::addStagePipeline(probe, stage, chip, pipelineOptions))) {
+      if (!chip)
+        llvm::errs() << "pb-opt: error: stage '" << stage
+                     << "' needs --target\n";
+      else
+        llvm::errs() << "pb-opt: error: no " << stringifyVendor(chip->vendor)
+                     << " backend is built into this pb-opt (stage '" << stage
+                     << "' of target '" << chip->name << "')\n";
       return 1;
     }
   }
@@ -147,7 +177,7 @@ int main(int argc, char **argv) {
     if (failed(cliConfig.setupPassPipeline(pm)))
       return failure();
     for (auto [index, stage] : llvm::enumerate(stages)) {
-      pb::addStagePipeline(pm, stage);
+      (void)pb::addStagePipeline(pm, stage, chip, pipelineOptions);
       if (!dumpDir.empty()) {
         llvm::SmallString<128> path(dumpDir);
         llvm::sys::path::append(

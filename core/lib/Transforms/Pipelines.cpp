@@ -10,6 +10,8 @@
 //   pb-s2  buffers and loops: bufferize, deallocate, affine loop nests
 //   pb-s3  mid-level: fusion, multi-level tiling, vectorization, parallel
 //          loops marked with their hardware level (all from the target)
+//   s4     the target's mapping (threads, GPU levels) down to LLVM: each
+//          vendor registers its own (pb/Target/Backend.h)
 //   pb-lower-to-host  the reference lowering of any stage's output to the
 //          LLVM dialect for the host, so that S3 output for every target
 //          runs on a CPU (DESIGN.md, S3 invariant)
@@ -17,6 +19,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "pb/Transforms/Passes.h"
+
+#include "pb/Target/Backend.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -31,13 +35,19 @@ static const char *const kS1 =
 static const char *const kS2 =
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
+    "buffer-results-to-out-params{hoist-static-allocs "
+    "modify-public-functions},"
     "func.func(buffer-hoisting),buffer-deallocation-pipeline,"
     "convert-linalg-to-affine-loops,canonicalize,cse,"
     "func.func(affine-scalrep)";
 
-static const char *const kS3 =
-    "func.func(pb-affine-fusion,pb-tile,pb-mark-parallel,pb-vectorize),"
-    "canonicalize,cse";
+static std::string getS3Spec(const pb::PipelineOptions &options) {
+  std::string spec = "func.func(";
+  if (options.fusion)
+    spec += "pb-affine-fusion,";
+  spec += "pb-tile,pb-mark-parallel,pb-vectorize),canonicalize,cse";
+  return spec;
+}
 
 static const char *const kHost =
     "lower-affine,convert-scf-to-cf,convert-vector-to-scf,lower-affine,"
@@ -47,22 +57,40 @@ static const char *const kHost =
     "convert-cf-to-llvm,convert-func-to-llvm,convert-ub-to-llvm,"
     "reconcile-unrealized-casts,pb-strip-annotations";
 
-static const char *getStageSpec(llvm::StringRef stage) {
-  return llvm::StringSwitch<const char *>(stage)
-      .Case("s1", kS1)
-      .Case("s2", kS2)
-      .Case("s3", kS3)
-      .Case("host", kHost)
-      .Default(nullptr);
+bool mlir::pb::isKnownStage(llvm::StringRef stage) {
+  return llvm::is_contained(getStageNames(), stage);
 }
 
-bool mlir::pb::addStagePipeline(OpPassManager &pm, llvm::StringRef stage) {
-  const char *spec = getStageSpec(stage);
-  if (!spec)
-    return false;
+llvm::ArrayRef<llvm::StringRef> mlir::pb::getStageNames() {
+  static const llvm::StringRef names[] = {"s1", "s2", "s3", "s4", "host"};
+  return names;
+}
+
+LogicalResult mlir::pb::addStagePipeline(OpPassManager &pm,
+                                         llvm::StringRef stage,
+                                         const ChipDesc *chip,
+                                         const PipelineOptions &options) {
+  std::string spec;
+  if (stage == "s1")
+    spec = kS1;
+  else if (stage == "s2")
+    spec = kS2;
+  else if (stage == "s3")
+    spec = getS3Spec(options);
+  else if (stage == "host")
+    spec = kHost;
+  else if (stage == "s4") {
+    const TargetBackend *backend =
+        chip ? lookupTargetBackend(chip->vendor) : nullptr;
+    if (!backend)
+      return failure();
+    backend->addS4Pipeline(pm, *chip);
+    return success();
+  } else
+    return failure();
   if (failed(parsePassPipeline(spec, pm, llvm::errs())))
     llvm::report_fatal_error("invalid built-in pipeline for stage " + stage);
-  return true;
+  return success();
 }
 
 void mlir::pb::registerPBPipelines() {
@@ -77,7 +105,8 @@ void mlir::pb::registerPBPipelines() {
        "Reference lowering of any stage's output to LLVM for the host"},
   };
   for (const Stage &stage : stages)
-    PassPipelineRegistration<>(
-        stage.arg, stage.description,
-        [stage](OpPassManager &pm) { addStagePipeline(pm, stage.stage); });
+    PassPipelineRegistration<>(stage.arg, stage.description,
+                               [stage](OpPassManager &pm) {
+                                 (void)addStagePipeline(pm, stage.stage);
+                               });
 }

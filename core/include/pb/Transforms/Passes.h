@@ -8,6 +8,7 @@
 #define PB_TRANSFORMS_PASSES_H
 
 #include "pb/Dialect/PBDialect.h"
+#include "pb/Target/TargetDesc.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -37,7 +38,24 @@ void registerPBPipelines();
 
 /// Adds stage `stage` ("s1", "s2", "s3" or "host") to `pm`; false for an
 /// unknown stage name.
-bool addStagePipeline(OpPassManager &pm, llvm::StringRef stage);
+/// Ablation switches of the stage pipelines (DESIGN.md section 1).
+struct PipelineOptions {
+  /// pb-affine-fusion in S3.
+  bool fusion = true;
+  /// Matrix-unit mapping of contractions in S3.
+  bool matrixUnits = true;
+};
+
+/// The stage names addStagePipeline knows, in pipeline order.
+llvm::ArrayRef<llvm::StringRef> getStageNames();
+bool isKnownStage(llvm::StringRef stage);
+
+/// Adds the passes of `stage` (s1, s2, s3, s4 or host) to `pm`. s4 is the
+/// chip vendor's own and needs `chip`; it fails when no backend of that
+/// vendor is built in. Fails on unknown stages.
+LogicalResult addStagePipeline(OpPassManager &pm, llvm::StringRef stage,
+                               const ChipDesc *chip = nullptr,
+                               const PipelineOptions &options = {});
 
 #define GEN_PASS_REGISTRATION
 #include "pb/Transforms/Passes.h.inc"

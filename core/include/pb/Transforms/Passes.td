@@ -62,6 +62,23 @@ def PBAffineFusionPass : Pass<"pb-affine-fusion", "func::FuncOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def PBCheckInputContractPass : Pass<"pb-check-input-contract", "ModuleOp"> {
+  let summary = "Reject input outside the input contract, naming the op";
+  let description = [{
+    The first pass of every compilation through the C API and pb-compile
+    (DESIGN.md section 3). Accepts a module of `func.func` whose arguments
+    and results are statically shaped ranked tensors of f16, bf16, f32, f64,
+    i1, i8, i16, i32 or i64, and whose bodies use only the `func`, `linalg`,
+    `tensor`, `arith` and `math` dialects on such tensors and scalars.
+    Anything else is an error at the offending op that names it and the
+    reason (dynamic shape, unsupported element type, dialect outside the
+    contract), so that no later stage sees input it was not written for.
+
+      func.func @f(%x: tensor<?x4xf32>) -> tensor<?x4xf32>
+      // error: argument 0 of 'f' has a dynamic shape (tensor<?x4xf32>) ...
+  }];
+}
+
 def PBDecomposeAggregatesPass
     : InterfacePass<"pb-decompose-aggregates", "mlir::FunctionOpInterface"> {
   let summary = "Decompose composite linalg ops into their primitive ops";

@@ -1,0 +1,53 @@
+//===- Backend.h - Per-vendor S4/S5 hooks --------------------------*- C++
+//-*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// core/ never includes targets/. A vendor's S4 (target mapping) and S5
+// (emission) live beside its .td files and register themselves here; the
+// drivers (pb-opt, the runtime's compiler) reach them by the chip's vendor.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PB_TARGET_BACKEND_H
+#define PB_TARGET_BACKEND_H
+
+#include "pb/Target/TargetDesc.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace mlir::pb {
+
+/// What a compiled module holds for the runtime, besides its code.
+struct EmittedBinary {
+  /// The loadable payload: a shared object (CPUs) or a GPU module image.
+  std::string payload;
+  /// The payload's kind, for the artifact's metadata ("elf-shared-object").
+  std::string format;
+};
+
+struct TargetBackend {
+  Vendor vendor;
+  /// Adds S4: the target mapping of S3's output, down to the LLVM dialect
+  /// (and GPU modules where the vendor has them).
+  void (*addS4Pipeline)(OpPassManager &pm, const ChipDesc &chip);
+  /// S5: emits the binary from S4's output. Errors are reported on the
+  /// module's location and return failure.
+  LogicalResult (*emit)(ModuleOp module, const ChipDesc &chip,
+                        EmittedBinary &binary);
+};
+
+/// Registers a vendor's backend (once per vendor; later calls replace it).
+void registerTargetBackend(const TargetBackend &backend);
+
+/// The backend of `vendor`, or null when none is built in.
+const TargetBackend *lookupTargetBackend(Vendor vendor);
+
+} // namespace mlir::pb
+
+#endif // PB_TARGET_BACKEND_H

@@ -1,0 +1,117 @@
+/*===- PolyBlocks.h - The PolyBlocks C API ------------------------*- C -*-===*
+ *
+ * SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+ *
+ *===----------------------------------------------------------------------===*
+ *
+ * Compile an input-contract MLIR module for a target into an artifact, save
+ * and load artifacts, load an artifact as an executable and run its entries
+ * on caller-owned buffers. Library: libPolyBlocks.so.
+ *
+ * Errors: every call that can fail returns a pb_status: NULL means success;
+ * otherwise it holds a code and a message and the caller releases it with
+ * pbStatusDestroy. No call aborts the caller on bad input.
+ *
+ * Calling convention of an entry: the module's public function `f` taking
+ * tensors and returning tensors becomes entry "f"; pbExecutableRun gets one
+ * pointer per input, then one per output, each to a dense row-major buffer
+ * of the shape and element type the artifact's metadata states. Outputs are
+ * written, never allocated, by the callee. Buffers need no alignment.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef POLYBLOCKS_C_POLYBLOCKS_H
+#define POLYBLOCKS_C_POLYBLOCKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PB_API __attribute__((visibility("default")))
+
+/*===----------------------------------------------------------------------===*
+ * Status
+ *===----------------------------------------------------------------------===*/
+
+typedef enum pb_status_code {
+  PB_STATUS_OK = 0,
+  /* A bad argument to the API itself (null pointer, unknown entry...). */
+  PB_STATUS_INVALID_ARGUMENT = 1,
+  /* The module is malformed or outside the input contract, or a stage
+   * failed; the message holds the compiler's diagnostics. */
+  PB_STATUS_COMPILE_ERROR = 2,
+  /* A feature, op, type or target that PolyBlocks does not support yet. */
+  PB_STATUS_UNSUPPORTED = 3,
+  /* A file could not be read or written, or is not an artifact. */
+  PB_STATUS_IO_ERROR = 4,
+  /* Loading or running compiled code failed. */
+  PB_STATUS_RUNTIME_ERROR = 5,
+} pb_status_code;
+
+typedef struct pb_status pb_status;
+
+PB_API pb_status_code pbStatusGetCode(const pb_status *status);
+/* The message; valid until pbStatusDestroy. "" for NULL (success). */
+PB_API const char *pbStatusGetMessage(const pb_status *status);
+PB_API void pbStatusDestroy(pb_status *status);
+
+/*===----------------------------------------------------------------------===*
+ * Version and targets
+ *===----------------------------------------------------------------------===*/
+
+/* "0.1.0 (LLVM 22.x)". Part of the compile cache key. */
+PB_API const char *pbVersion(void);
+/* Names of the targets this build knows, comma-separated. */
+PB_API const char *pbTargetNames(void);
+
+/*===----------------------------------------------------------------------===*
+ * Compilation and artifacts
+ *===----------------------------------------------------------------------===*/
+
+typedef struct pb_artifact pb_artifact;
+
+/* Compiles `module_text` (MLIR, `size` bytes) for `target` ("cpu-host",
+ * "cpu-x86-64-v4", ...). `options` is NULL or a comma-separated list of
+ * key=value pairs:
+ *   fusion=0|1         S3 fusion (default 1)
+ *   matrix-units=0|1   S3 matrix-unit mapping (default 1)
+ *   pipeline=optimized|reference  `reference` skips S3 (the unoptimized
+ *                      lowering, used to check optimized results)
+ * Unknown keys are an error. */
+PB_API pb_status *pbCompile(const char *module_text, size_t size,
+                            const char *target, const char *options,
+                            pb_artifact **out_artifact);
+
+/* JSON: {"format", "target", "compiler", "entries": [{"name", "inputs":
+ * [{"shape": [...], "dtype": "f32"}], "outputs": [...]}]}. Valid until the
+ * artifact is destroyed. */
+PB_API const char *pbArtifactGetMetadata(const pb_artifact *artifact);
+PB_API pb_status *pbArtifactSave(const pb_artifact *artifact, const char *path);
+PB_API pb_status *pbArtifactLoad(const char *path, pb_artifact **out_artifact);
+PB_API void pbArtifactDestroy(pb_artifact *artifact);
+
+/*===----------------------------------------------------------------------===*
+ * Execution
+ *===----------------------------------------------------------------------===*/
+
+typedef struct pb_executable pb_executable;
+
+/* Loads the artifact's code into the process. The artifact may be destroyed
+ * afterwards. */
+PB_API pb_status *pbExecutableLoad(const pb_artifact *artifact,
+                                   pb_executable **out_executable);
+/* Runs `entry` with `num_buffers` buffers (inputs, then outputs). `stream`
+ * is the caller's GPU stream for GPU targets and must be NULL on CPUs. */
+PB_API pb_status *pbExecutableRun(pb_executable *executable, const char *entry,
+                                  void *const *buffers, size_t num_buffers,
+                                  void *stream);
+PB_API void pbExecutableDestroy(pb_executable *executable);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* POLYBLOCKS_C_POLYBLOCKS_H */

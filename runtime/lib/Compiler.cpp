@@ -1,0 +1,226 @@
+//===- Compiler.cpp - pbCompile: MLIR text to artifact
+//----------------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The whole compiler behind one call: check the input contract, attach the
+// target, run S1-S3 (core) and the vendor's S4, emit with the vendor's S5,
+// and describe the entries in the artifact's metadata. Every diagnostic is
+// collected into the returned status; nothing is printed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+
+#include "pb/InitAll.h"
+#include "pb/Target/Backend.h"
+#include "pb/Target/TargetRegistry.h"
+#include "pb/Targets/InitBackends.h"
+#include "pb/Transforms/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/JSON.h"
+
+#include <mutex>
+
+using namespace mlir;
+using namespace mlir::pb::runtime;
+
+static void initializeOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    registerAllPasses();
+    pb::registerAllPasses();
+    pb::registerAllTargetBackends();
+  });
+}
+
+/// "f32", "bf16", "i8", ... as the metadata spells element types.
+static std::string getDTypeName(Type type) {
+  if (type.isBF16())
+    return "bf16";
+  if (auto f = dyn_cast<FloatType>(type))
+    return "f" + std::to_string(f.getWidth());
+  if (auto i = dyn_cast<IntegerType>(type))
+    return "i" + std::to_string(i.getWidth());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+static llvm::json::Array describeTensors(TypeRange types) {
+  llvm::json::Array tensors;
+  for (Type type : types) {
+    auto tensor = cast<RankedTensorType>(type);
+    llvm::json::Array shape;
+    for (int64_t dim : tensor.getShape())
+      shape.push_back(dim);
+    tensors.push_back(
+        llvm::json::Object{{"shape", std::move(shape)},
+                           {"dtype", getDTypeName(tensor.getElementType())}});
+  }
+  return tensors;
+}
+
+namespace {
+struct CompileOptions {
+  pb::PipelineOptions pipeline;
+  bool reference = false;
+};
+} // namespace
+
+static pb_status *parseOptions(const char *text, CompileOptions &options) {
+  if (!text)
+    return nullptr;
+  llvm::SmallVector<llvm::StringRef> items;
+  llvm::StringRef(text).split(items, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef item : items) {
+    auto [key, value] = item.trim().split('=');
+    auto boolValue = [&](bool &into) -> pb_status * {
+      if (value == "1" || value == "true" || value == "on")
+        into = true;
+      else if (value == "0" || value == "false" || value == "off")
+        into = false;
+      else
+        return makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                          "option '" + key + "' takes 0 or 1, not '" + value +
+                              "'");
+      return nullptr;
+    };
+    pb_status *status = nullptr;
+    if (key == "fusion")
+      status = boolValue(options.pipeline.fusion);
+    else if (key == "matrix-units")
+      status = boolValue(options.pipeline.matrixUnits);
+    else if (key == "pipeline" &&
+             (value == "optimized" || value == "reference"))
+      options.reference = value == "reference";
+    else if (key == "reduce-reduce-fusion" || key == "mma-fusion")
+      status = makeStatus(PB_STATUS_UNSUPPORTED,
+                          "option '" + key +
+                              "' is not supported yet: that optimization "
+                              "does not exist in this version");
+    else
+      status = makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                          "unknown option '" + item +
+                              "'; known: fusion=0|1, matrix-units=0|1, "
+                              "pipeline=optimized|reference");
+    if (status)
+      return status;
+  }
+  return nullptr;
+}
+
+pb_status *pbCompile(const char *moduleText, size_t size, const char *target,
+                     const char *optionsText, pb_artifact **out) {
+  return guard([&]() -> pb_status * {
+    if (!moduleText || !target || !out)
+      return makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                        "pbCompile: null module, target or output");
+    *out = nullptr;
+    CompileOptions options;
+    if (pb_status *status = parseOptions(optionsText, options))
+      return status;
+    initializeOnce();
+
+    llvm::Expected<const pb::ChipDesc *> chip = pb::resolveTarget(target);
+    if (!chip)
+      return makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                        llvm::toString(chip.takeError()));
+    const pb::TargetBackend *backend = pb::lookupTargetBackend((*chip)->vendor);
+    if (!backend)
+      return makeStatus(PB_STATUS_UNSUPPORTED,
+                        llvm::Twine("code generation for ") +
+                            pb::stringifyVendor((*chip)->vendor) +
+                            " targets (" + (*chip)->name +
+                            ") is not supported by this build");
+
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    registerAllExtensions(registry);
+    pb::registerAllDialects(registry);
+    MLIRContext context(registry);
+    context.disableMultithreading();
+    std::string diagnostics;
+    llvm::raw_string_ostream diagOS(diagnostics);
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+      if (diag.getSeverity() == DiagnosticSeverity::Remark)
+        return success();
+      diagOS << diag.getLocation() << ": "
+             << (diag.getSeverity() == DiagnosticSeverity::Error ? "error: "
+                                                                 : "note: ")
+             << diag << "\n";
+      for (Diagnostic &note : diag.getNotes())
+        if (!llvm::StringRef(note.str()).starts_with("see current operation"))
+          diagOS << note.getLocation() << ": note: " << note << "\n";
+      return success();
+    });
+
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+        llvm::StringRef(moduleText, size), &context, "input");
+    if (!module)
+      return makeStatus(PB_STATUS_COMPILE_ERROR,
+                        "cannot parse the module:\n" + diagnostics);
+
+    // The entries, described before the pipeline changes their signatures.
+    llvm::json::Array entries;
+    for (auto func : module->getOps<func::FuncOp>()) {
+      if (!func.isPublic() || func.isExternal())
+        continue;
+      FunctionType type = func.getFunctionType();
+      bool tensorsOnly =
+          llvm::all_of(type.getInputs(), llvm::IsaPred<RankedTensorType>) &&
+          llvm::all_of(type.getResults(), llvm::IsaPred<RankedTensorType>);
+      if (!tensorsOnly)
+        continue; // pb-check-input-contract reports it.
+      entries.push_back(
+          llvm::json::Object{{"name", func.getName()},
+                             {"inputs", describeTensors(type.getInputs())},
+                             {"outputs", describeTensors(type.getResults())}});
+    }
+
+    PassManager pm(&context);
+    pm.addPass(pb::createPBCheckInputContractPass());
+    pm.addPass(pb::createPBAttachTargetPass({target}));
+    for (llvm::StringRef stage : {"s1", "s2", "s3", "s4"}) {
+      if (stage == "s3" && options.reference)
+        continue;
+      if (failed(pb::addStagePipeline(pm, stage, *chip, options.pipeline)))
+        return makeStatus(PB_STATUS_UNSUPPORTED,
+                          "no pipeline for stage " + stage);
+    }
+    if (failed(pm.run(*module)))
+      return makeStatus(PB_STATUS_COMPILE_ERROR,
+                        "compilation failed:\n" + diagnostics);
+
+    pb::EmittedBinary binary;
+    if (failed(backend->emit(*module, **chip, binary)))
+      return makeStatus(PB_STATUS_COMPILE_ERROR,
+                        "code emission failed:\n" + diagnostics);
+
+    llvm::json::Object metadata{
+        {"format", binary.format},
+        {"target", (*chip)->name},
+        {"requested_target", target},
+        {"vendor", pb::stringifyVendor((*chip)->vendor)},
+        {"compiler", pbVersion()},
+        {"options", optionsText ? optionsText : ""},
+        {"entries", std::move(entries)}};
+    auto artifact = std::make_unique<pb_artifact>();
+    artifact->metadata =
+        llvm::formatv("{0:2}", llvm::json::Value(std::move(metadata))).str();
+    artifact->payload = std::move(binary.payload);
+    *out = artifact.release();
+    return nullptr;
+  });
+}

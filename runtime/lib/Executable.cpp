@@ -1,0 +1,153 @@
+//===- Executable.cpp - Loading and running artifacts
+//-----------------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// CPU artifacts carry an ELF shared object. It is loaded from an anonymous
+// in-memory file (memfd), so loading writes nothing to disk, and each entry
+// is called through its packed wrapper `__pb_entry_<name>(void **buffers)`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/JSON.h"
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+using namespace mlir::pb::runtime;
+
+namespace {
+struct Entry {
+  using Fn = void (*)(void *const *);
+  Fn fn;
+  size_t numBuffers;
+};
+} // namespace
+
+struct pb_executable {
+  void *handle = nullptr;
+  llvm::StringMap<Entry> entries;
+  ~pb_executable() {
+    if (handle)
+      dlclose(handle);
+  }
+};
+
+static pb_status *loadSharedObject(const std::string &payload, void **handle) {
+  int fd = memfd_create("polyblocks-kernel", MFD_CLOEXEC);
+  if (fd < 0)
+    return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                      "memfd_create failed while loading the artifact");
+  size_t written = 0;
+  while (written < payload.size()) {
+    ssize_t n = write(fd, payload.data() + written, payload.size() - written);
+    if (n <= 0) {
+      close(fd);
+      return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                        "cannot write the artifact's code to memory");
+    }
+    written += n;
+  }
+  std::string path = "/proc/self/fd/" + std::to_string(fd);
+  *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  close(fd);
+  if (!*handle) {
+    const char *error = dlerror();
+    return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                      llvm::Twine("cannot load the artifact's code: ") +
+                          (error ? error : "unknown dlopen error"));
+  }
+  return nullptr;
+}
+
+pb_status *pbExecutableLoad(const pb_artifact *artifact, pb_executable **out) {
+  return guard([&]() -> pb_status * {
+    if (!artifact || !out)
+      return makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                        "pbExecutableLoad: null artifact or output");
+    *out = nullptr;
+    llvm::Expected<llvm::json::Value> metadata =
+        llvm::json::parse(artifact->metadata);
+    if (!metadata)
+      return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                        "the artifact's metadata is not JSON: " +
+                            llvm::toString(metadata.takeError()));
+    const llvm::json::Object *root = metadata->getAsObject();
+    std::optional<llvm::StringRef> format =
+        root ? root->getString("format") : std::nullopt;
+    const llvm::json::Array *entries =
+        root ? root->getArray("entries") : nullptr;
+    if (!format || !entries)
+      return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                        "the artifact's metadata lacks 'format' or 'entries'");
+    if (*format != "elf-shared-object")
+      return makeStatus(PB_STATUS_UNSUPPORTED,
+                        "artifacts of format '" + *format +
+                            "' cannot be loaded by this runtime");
+
+    auto executable = std::make_unique<pb_executable>();
+    if (pb_status *status =
+            loadSharedObject(artifact->payload, &executable->handle))
+      return status;
+    for (const llvm::json::Value &value : *entries) {
+      const llvm::json::Object *entry = value.getAsObject();
+      std::optional<llvm::StringRef> name =
+          entry ? entry->getString("name") : std::nullopt;
+      const llvm::json::Array *inputs =
+          entry ? entry->getArray("inputs") : nullptr;
+      const llvm::json::Array *outputs =
+          entry ? entry->getArray("outputs") : nullptr;
+      if (!name || !inputs || !outputs)
+        return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                          "malformed entry in the artifact's metadata");
+      std::string symbol = ("__pb_entry_" + *name).str();
+      void *fn = dlsym(executable->handle, symbol.c_str());
+      if (!fn)
+        return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                          "the artifact's code lacks entry '" + *name + "'");
+      executable->entries[*name] = {reinterpret_cast<Entry::Fn>(fn),
+                                    inputs->size() + outputs->size()};
+    }
+    *out = executable.release();
+    return nullptr;
+  });
+}
+
+pb_status *pbExecutableRun(pb_executable *executable, const char *entry,
+                           void *const *buffers, size_t numBuffers,
+                           void *stream) {
+  return guard([&]() -> pb_status * {
+    if (!executable || !entry)
+      return makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                        "pbExecutableRun: null executable or entry");
+    auto it = executable->entries.find(entry);
+    if (it == executable->entries.end())
+      return makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                        llvm::Twine("no entry named '") + entry +
+                            "' in this executable");
+    if (stream)
+      return makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                        "CPU executables take no stream (pass NULL)");
+    if (numBuffers != it->second.numBuffers)
+      return makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                        llvm::Twine("entry '") + entry + "' takes " +
+                            llvm::Twine(it->second.numBuffers) +
+                            " buffers (inputs, then outputs), not " +
+                            llvm::Twine(numBuffers));
+    for (size_t i = 0; i < numBuffers; ++i)
+      if (!buffers || !buffers[i])
+        return makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                          llvm::Twine("buffer ") + llvm::Twine(i) +
+                              " of entry '" + entry + "' is null");
+    it->second.fn(buffers);
+    return nullptr;
+  });
+}
+
+void pbExecutableDestroy(pb_executable *executable) { delete executable; }

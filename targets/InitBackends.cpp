@@ -1,0 +1,18 @@
+//===- InitBackends.cpp - Register every built vendor backend
+//--------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "pb/Targets/InitBackends.h"
+
+#ifdef PB_HAVE_CPU_BACKEND
+#include "pb/CPU/CPUBackend.h"
+#endif
+
+void mlir::pb::registerAllTargetBackends() {
+#ifdef PB_HAVE_CPU_BACKEND
+  cpu::registerCPUBackend();
+#endif
+}

@@ -1,0 +1,27 @@
+// RUN: pb-opt %s --pb-cpu-entry-wrappers --split-input-file --verify-diagnostics | FileCheck %s
+
+// A public function with a body gets a wrapper that loads one pointer per
+// argument from the packed array and calls it; declarations do not.
+// CHECK-LABEL: llvm.func @add(
+// CHECK: llvm.func @__pb_entry_add(%[[ARGS:.*]]: !llvm.ptr)
+// CHECK: %[[S0:.*]] = llvm.getelementptr %[[ARGS]][0]
+// CHECK: %[[P0:.*]] = llvm.load %[[S0]] : !llvm.ptr -> !llvm.ptr
+// CHECK: %[[S1:.*]] = llvm.getelementptr %[[ARGS]][1]
+// CHECK: %[[P1:.*]] = llvm.load %[[S1]] : !llvm.ptr -> !llvm.ptr
+// CHECK: llvm.call @add(%[[P0]], %[[P1]])
+// CHECK-NOT: __pb_entry_malloc
+// CHECK-NOT: __pb_entry_helper
+llvm.func @malloc(i64) -> !llvm.ptr
+llvm.func internal @helper(%a: !llvm.ptr) {
+  llvm.return
+}
+llvm.func @add(%a: !llvm.ptr, %b: !llvm.ptr) {
+  llvm.return
+}
+
+// -----
+
+// expected-error @+1 {{entry 'scalar' argument 1 has type 'i64'; entries take only statically shaped tensors}}
+llvm.func @scalar(%a: !llvm.ptr, %n: i64) {
+  llvm.return
+}

@@ -1,0 +1,72 @@
+//===- pb-compile.cpp - Compile a module into an artifact -----------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+//   pb-compile in.mlir --target=cpu-host [--options=k=v,...] -o out.pbart
+//
+// A thin driver of the C API's pbCompile: reads the module (or stdin), writes
+// the artifact, prints the compiler's diagnostics and exits 1 on any error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "polyblocks-c/PolyBlocks.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+static llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
+                                            llvm::cl::desc("<input.mlir>"),
+                                            llvm::cl::init("-"));
+static llvm::cl::opt<std::string>
+    outputFile("o", llvm::cl::desc("Artifact file to write"),
+               llvm::cl::value_desc("file"), llvm::cl::Required);
+static llvm::cl::opt<std::string>
+    target("target",
+           llvm::cl::desc("Target to compile for (see "
+                          "pb-opt --list-targets)"),
+           llvm::cl::init("cpu-host"));
+static llvm::cl::opt<std::string>
+    options("options",
+            llvm::cl::desc("Comma-separated key=value options: fusion=0|1, "
+                           "matrix-units=0|1, pipeline=optimized|reference"),
+            llvm::cl::init(""));
+static llvm::cl::opt<bool>
+    printMetadata("print-metadata",
+                  llvm::cl::desc("Print the artifact's metadata (JSON)"));
+
+static int fail(pb_status *status) {
+  llvm::errs() << "pb-compile: error: " << pbStatusGetMessage(status) << "\n";
+  pbStatusDestroy(status);
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
+    os << "PolyBlocks " << pbVersion() << "\n";
+  });
+  llvm::cl::ParseCommandLineOptions(argc, argv,
+                                    "PolyBlocks compiler: MLIR to artifact\n");
+  auto input = llvm::MemoryBuffer::getFileOrSTDIN(inputFile, /*IsText=*/true);
+  if (!input) {
+    llvm::errs() << "pb-compile: error: cannot read '" << inputFile
+                 << "': " << input.getError().message() << "\n";
+    return 1;
+  }
+  llvm::StringRef text = (*input)->getBuffer();
+  pb_artifact *artifact = nullptr;
+  if (pb_status *status = pbCompile(text.data(), text.size(), target.c_str(),
+                                    options.c_str(), &artifact))
+    return fail(status);
+  if (printMetadata)
+    llvm::outs() << pbArtifactGetMetadata(artifact) << "\n";
+  pb_status *status = pbArtifactSave(artifact, outputFile.c_str());
+  pbArtifactDestroy(artifact);
+  if (status)
+    return fail(status);
+  return 0;
+}
