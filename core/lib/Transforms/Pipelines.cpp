@@ -33,16 +33,20 @@ static const char *const kS1 =
     "linalg-fuse-elementwise-ops,canonicalize,cse";
 
 static const char *const kS2 =
-    "one-shot-bufferize{bufferize-function-boundaries "
+    "func.func(pb-mark-inputs-read-only),one-shot-bufferize{bufferize-function-"
+    "boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     "buffer-results-to-out-params{hoist-static-allocs "
     "modify-public-functions},"
     "func.func(buffer-hoisting),buffer-deallocation-pipeline,"
-    "convert-linalg-to-affine-loops,canonicalize,cse,"
+    "func.func(pb-lower-to-affine),canonicalize,cse,"
     "func.func(affine-scalrep)";
 
 static std::string getS3Spec(const pb::PipelineOptions &options) {
-  std::string spec = "func.func(";
+  std::string spec;
+  if (options.matrixUnits)
+    spec += "func.func(pb-map-matrix-units),";
+  spec += "convert-linalg-to-affine-loops,func.func(";
   if (options.fusion)
     spec += "pb-affine-fusion,";
   spec += "pb-tile,pb-mark-parallel,pb-vectorize),canonicalize,cse";
@@ -50,7 +54,8 @@ static std::string getS3Spec(const pb::PipelineOptions &options) {
 }
 
 static const char *const kHost =
-    "lower-affine,convert-scf-to-cf,convert-vector-to-scf,lower-affine,"
+    "convert-linalg-to-affine-loops,lower-affine,convert-scf-to-cf,convert-"
+    "vector-to-scf,lower-affine,"
     "convert-scf-to-cf,convert-vector-to-llvm,expand-strided-metadata,"
     "lower-affine,finalize-memref-to-llvm,convert-math-to-llvm,"
     "convert-math-to-libm,convert-arith-to-llvm,convert-index-to-llvm,"

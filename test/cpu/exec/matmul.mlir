@@ -21,3 +21,35 @@ func.func @even(%a: tensor<128x64xf32>, %b: tensor<64x128xf32>) -> tensor<128x12
                      outs(%f : tensor<128x128xf32>) -> tensor<128x128xf32>
   return %r : tensor<128x128xf32>
 }
+
+// Edges everywhere: M and N not multiples of the register tile, K longer
+// than one KC block with a remainder.
+// CHECK: OK edges: 1665 values match the reference
+func.func @edges(%a: tensor<37x200xf32>, %b: tensor<200x45xf32>) -> tensor<37x45xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<37x45xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<37x45xf32>) -> tensor<37x45xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<37x200xf32>, tensor<200x45xf32>)
+                     outs(%f : tensor<37x45xf32>) -> tensor<37x45xf32>
+  return %r : tensor<37x45xf32>
+}
+
+// Batched, with A transposed (A[b, k, m]) and an accumulator that is not
+// zero (C starts as a copy of an input).
+// CHECK: OK batched_transposed_a: 5600 values match the reference
+func.func @batched_transposed_a(%a: tensor<2x40x70xf32>, %b: tensor<2x40x40xf32>,
+                                %c: tensor<2x70x40xf32>) -> tensor<2x70x40xf32> {
+  %r = linalg.generic {
+      indexing_maps = [affine_map<(b, m, n, k) -> (b, k, m)>,
+                       affine_map<(b, m, n, k) -> (b, k, n)>,
+                       affine_map<(b, m, n, k) -> (b, m, n)>],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<2x40x70xf32>, tensor<2x40x40xf32>)
+      outs(%c : tensor<2x70x40xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x70x40xf32>
+  return %r : tensor<2x70x40xf32>
+}

@@ -116,6 +116,72 @@ def PBDumpStagePass : Pass<"pb-dump-stage", "ModuleOp"> {
   ];
 }
 
+def PBLowerToAffinePass : Pass<"pb-lower-to-affine", "func::FuncOp"> {
+  let summary = "Lower linalg ops on buffers to affine loop nests, keeping "
+                "contractions for S3";
+  let description = [{
+    Stage S2. Rewrites every linalg op on memrefs into an affine loop nest
+    (upstream `linalgOpToAffineLoops`), except contractions (matmul, batch
+    matmul and generic ops with a multiply-accumulate body), which stay
+    linalg ops so that S3 can map them onto the target's matrix units with
+    their operands' roles still known. S3 lowers whatever it does not map.
+
+      linalg.fill ins(%z) outs(%c)            ->  affine.for ... affine.store
+      linalg.matmul ins(%a, %b) outs(%c)      ->  unchanged
+  }];
+  let dependentDialects = ["affine::AffineDialect"];
+}
+
+def PBMapMatrixUnitsPass : Pass<"pb-map-matrix-units", "func::FuncOp"> {
+  let summary = "Map contractions onto the target's thread-scope matrix "
+                "units as packed, register-tiled micro-kernels";
+  let description = [{
+    Stage S3. For each linalg contraction on memrefs with one M, one N and
+    one K dimension (plus batch dimensions) whose element types match a
+    thread-scope matrix unit of the target lowered as a vector outer
+    product (a broadcast-FMA register tile on CPUs), generates the
+    Goto/BLIS algorithm with every size taken from the target's tables:
+
+    * register tile MR x NR: NR is two unit widths (vector registers); MR
+      is as many rows as keep the accumulators within 3/4 of the register
+      file, the rest holding B's vectors and A's broadcast;
+    * KC: the K extent of a packed B micro-panel (KC x NR) that fits half
+      of the innermost cache; MC: the rows of a packed A block (MC x KC)
+      that fit half of the next cache; NC: the columns of a packed B panel
+      that fit half of the outermost cache;
+    * B panels are packed (zero-padded) in parallel, A blocks are packed by
+      each thread, and the MC loop is a parallel loop marked with the
+      compute level below the root (cores);
+    * the micro-kernel keeps MR x NR/lanes accumulators in vector registers
+      across the K loop: per k, NR/lanes vector loads of B, MR broadcasts
+      of A and MR x NR/lanes FMAs.
+
+    Contractions it cannot map (no matching unit, a layout whose N is not
+    C's innermost dimension, an extent smaller than the register tile) are
+    left alone; `--pb-explain` says why. Runs before the remaining linalg
+    ops are lowered to affine loops.
+  }];
+  let dependentDialects = ["scf::SCFDialect", "vector::VectorDialect",
+                           "memref::MemRefDialect", "arith::ArithDialect"];
+}
+
+def PBMarkInputsReadOnlyPass
+    : Pass<"pb-mark-inputs-read-only", "func::FuncOp"> {
+  let summary = "Forbid bufferization from writing into entry arguments";
+  let description = [{
+    Stage S2, before one-shot bufferization. Marks every tensor argument of
+    a public function `bufferization.writable = false`: the caller owns its
+    inputs (a framework's tensors, passed by pointer) and must find them
+    unchanged. Without it, bufferization may reuse an input's buffer for a
+    result computed in place (a matmul accumulating into its `outs` tensor
+    when that tensor is an argument).
+
+      func.func @f(%c: tensor<4xf32>)
+      ->
+      func.func @f(%c: tensor<4xf32> {bufferization.writable = false})
+  }];
+}
+
 def PBMarkParallelPass : Pass<"pb-mark-parallel", "func::FuncOp"> {
   let summary = "Turn parallel affine loops into affine.parallel and mark "
                 "the hardware level each maps to";

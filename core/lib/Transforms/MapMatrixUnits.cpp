@@ -1,0 +1,529 @@
+//===- MapMatrixUnits.cpp - Contractions onto matrix units
+//------------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Contractions become the Goto/BLIS algorithm over packed operands, with the
+// register tile built from the target's thread-scope matrix unit (a vector
+// FMA of `lanes` elements on CPUs) and the blocking from its cache levels:
+//
+//   for each batch index b:
+//     for jc in [0, N) step NC:                    B panel: outermost cache
+//       for pc in [0, K) step KC:                  B micro-panel: L1
+//         parallel jp: pack B[b][pc:+KC, jc+jp*NR:+NR] -> Bp[jp][k][NR]
+//         parallel ic in [0, M) step MC:           A block: middle cache
+//           pack A[b][ic:+MC, pc:+KC] -> Ap[ip][k][MR]
+//           for jr, ir: MR x NR micro-kernel, accumulators in registers
+//
+//===----------------------------------------------------------------------===//
+
+#include "pb/Target/TargetDesc.h"
+#include "pb/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::pb {
+#define GEN_PASS_DEF_PBMAPMATRIXUNITSPASS
+#include "pb/Transforms/Passes.h.inc"
+} // namespace mlir::pb
+
+using namespace mlir;
+using namespace mlir::pb;
+
+/// The share of the register file the accumulators may take; the rest
+/// holds B's vectors and A's broadcast.
+static constexpr double kAccumulatorShare = 0.75;
+/// The share of a cache level a packed panel may take.
+static constexpr double kCacheShare = 0.5;
+static constexpr double kL1Share = 0.75;
+/// Vector registers across one row of the register tile.
+static constexpr int64_t kTileRowVectors = 2;
+/// Core counts are known only at run time; cut M into at least this many
+/// blocks so that every core gets work and the load balances.
+static constexpr int64_t kMinParallelBlocks = 8;
+
+static std::optional<ElementType> getElementType(Type type) {
+  if (type.isF32())
+    return ElementType::F32;
+  if (type.isF16())
+    return ElementType::F16;
+  if (type.isBF16())
+    return ElementType::BF16;
+  if (type.isF64())
+    return ElementType::F64;
+  if (type.isInteger(8))
+    return ElementType::I8;
+  if (type.isInteger(32))
+    return ElementType::I32;
+  return std::nullopt;
+}
+
+namespace {
+/// Every size of the generated code, from the target's tables.
+struct GemmPlan {
+  const MatrixUnitDesc *unit;
+  int64_t lanes, mr, nr, kc, mc, nc;
+  int64_t b, m, n, k;
+};
+
+class GemmBuilder {
+public:
+  GemmBuilder(linalg::LinalgOp op, const linalg::ContractionDimensions &dims,
+              const GemmPlan &plan)
+      : op(op), dims(dims), p(plan), b(op.getLoc(), op) {}
+
+  void build();
+
+private:
+  Value idx(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
+  Value minIdx(Value lhs, int64_t rhs) {
+    return arith::MinSIOp::create(b, lhs, idx(rhs));
+  }
+  /// The indices of operand `operand` for the loop values `loops`.
+  SmallVector<Value> indices(OpOperand *operand, ArrayRef<Value> loops) {
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    SmallVector<Value> result;
+    for (unsigned i = 0, e = map.getNumResults(); i < e; ++i)
+      result.push_back(loops[map.getDimPosition(i)]);
+    return result;
+  }
+  void packB(Value bp, ArrayRef<Value> loops, Value jc, Value pc, Value kc,
+             Value nc);
+  void computeBlock(Value bp, ArrayRef<Value> loops, Value jc, Value pc,
+                    Value kc, Value nc);
+  void microKernel(Value ap, Value bp, ArrayRef<Value> loops, Value i0,
+                   Value j0, Value ip, Value jp, Value kc);
+  void microKernelBody(Value ap, Value bp, ArrayRef<Value> loops, Value i0,
+                       Value j0, Value ip, Value jp, Value kc, bool fullTile);
+
+  linalg::LinalgOp op;
+  const linalg::ContractionDimensions &dims;
+  GemmPlan p;
+  ImplicitLocOpBuilder b;
+  StringAttr levelAttr;
+
+public:
+  void setLevel(StringAttr attr) { levelAttr = attr; }
+};
+} // namespace
+
+void GemmBuilder::build() {
+  Type f = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType())
+               .getElementType();
+  int64_t ncPanels = llvm::divideCeil(p.nc, p.nr);
+  auto bpType = MemRefType::get({ncPanels, p.kc, p.nr}, f);
+  Value bp = memref::AllocOp::create(b, bpType, b.getI64IntegerAttr(64));
+
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<Value> loops(ranges.size());
+  // Batch loops (sequential), then the jc and pc loops.
+  std::function<void(unsigned)> batchLoop = [&](unsigned i) {
+    if (i == dims.batch.size()) {
+      auto jcLoop = scf::ForOp::create(b, idx(0), idx(p.n), idx(p.nc));
+      OpBuilder::InsertionGuard g1(b);
+      b.setInsertionPointToStart(jcLoop.getBody());
+      Value jc = jcLoop.getInductionVar();
+      Value nc = minIdx(arith::SubIOp::create(b, idx(p.n), jc), p.nc);
+      auto pcLoop = scf::ForOp::create(b, idx(0), idx(p.k), idx(p.kc));
+      b.setInsertionPointToStart(pcLoop.getBody());
+      Value pc = pcLoop.getInductionVar();
+      Value kc = minIdx(arith::SubIOp::create(b, idx(p.k), pc), p.kc);
+      packB(bp, loops, jc, pc, kc, nc);
+      computeBlock(bp, loops, jc, pc, kc, nc);
+      return;
+    }
+    unsigned dim = dims.batch[i];
+    auto loop = scf::ForOp::create(b, idx(0), idx(ranges[dim]), idx(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    loops[dim] = loop.getInductionVar();
+    batchLoop(i + 1);
+  };
+  batchLoop(0);
+  memref::DeallocOp::create(b, bp);
+}
+
+void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jc, Value pc,
+                        Value kc, Value nc) {
+  OpOperand *bOperand = op.getDpsInputOperand(1);
+  Value bMem = bOperand->get();
+  Type f = cast<MemRefType>(bMem.getType()).getElementType();
+  auto vecType = VectorType::get({p.lanes}, f);
+  Value zero = arith::ConstantOp::create(b, b.getZeroAttr(f));
+  Value panels = arith::CeilDivSIOp::create(b, nc, idx(p.nr));
+  auto par = scf::ParallelOp::create(b, ValueRange{idx(0)}, ValueRange{panels},
+                                     ValueRange{idx(1)});
+  par->setAttr(PBDialect::kLevelAttrName, levelAttr);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(par.getBody());
+  Value jp = par.getInductionVars()[0];
+  auto kLoop = scf::ForOp::create(b, idx(0), kc, idx(1));
+  b.setInsertionPointToStart(kLoop.getBody());
+  Value kk = kLoop.getInductionVar();
+  SmallVector<Value> loops(loopsIn);
+  loops[dims.k[0]] = arith::AddIOp::create(b, pc, kk);
+  bool exact = p.n % p.nr == 0 && p.nc % p.nr == 0;
+  for (int64_t v = 0; v < p.nr / p.lanes; ++v) {
+    Value col = arith::AddIOp::create(
+        b, jc,
+        arith::AddIOp::create(b, arith::MulIOp::create(b, jp, idx(p.nr)),
+                              idx(v * p.lanes)));
+    loops[dims.n[0]] = col;
+    SmallVector<Value> index = indices(bOperand, loops);
+    Value vec;
+    if (exact)
+      vec = vector::LoadOp::create(b, vecType, bMem, index);
+    else
+      vec = vector::TransferReadOp::create(b, vecType, bMem, index, zero,
+                                           ArrayRef<bool>{false});
+    vector::StoreOp::create(b, vec, bp, ValueRange{jp, kk, idx(v * p.lanes)});
+  }
+}
+
+void GemmBuilder::computeBlock(Value bp, ArrayRef<Value> loopsIn, Value jc,
+                               Value pc, Value kc, Value nc) {
+  OpOperand *aOperand = op.getDpsInputOperand(0);
+  Value aMem = aOperand->get();
+  Type f = cast<MemRefType>(aMem.getType()).getElementType();
+  Value zero = arith::ConstantOp::create(b, b.getZeroAttr(f));
+  int64_t blocks = llvm::divideCeil(p.m, p.mc);
+  auto par = scf::ParallelOp::create(
+      b, ValueRange{idx(0)}, ValueRange{idx(blocks)}, ValueRange{idx(1)});
+  par->setAttr(PBDialect::kLevelAttrName, levelAttr);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(par.getBody());
+  Value ic = arith::MulIOp::create(b, par.getInductionVars()[0], idx(p.mc));
+  Value mc = minIdx(arith::SubIOp::create(b, idx(p.m), ic), p.mc);
+  int64_t mcPanels = llvm::divideCeil(p.mc, p.mr);
+  auto apType = MemRefType::get({mcPanels, p.kc, p.mr}, f);
+  Value ap = memref::AllocOp::create(b, apType, b.getI64IntegerAttr(64));
+
+  // Pack A: row panels of MR rows, k-major inside a panel; rows past M are
+  // zeros.
+  Value rowPanels = arith::CeilDivSIOp::create(b, mc, idx(p.mr));
+  {
+    auto ipLoop = scf::ForOp::create(b, idx(0), rowPanels, idx(1));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ipLoop.getBody());
+    Value ip = ipLoop.getInductionVar();
+    for (int64_t r = 0; r < p.mr; ++r) {
+      Value row = arith::AddIOp::create(
+          b, ic,
+          arith::AddIOp::create(b, arith::MulIOp::create(b, ip, idx(p.mr)),
+                                idx(r)));
+      auto copyRow = [&](bool inBounds) {
+        auto kLoop = scf::ForOp::create(b, idx(0), kc, idx(1));
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(kLoop.getBody());
+        Value kk = kLoop.getInductionVar();
+        Value value = zero;
+        if (inBounds) {
+          SmallVector<Value> loops(loopsIn);
+          loops[dims.m[0]] = row;
+          loops[dims.k[0]] = arith::AddIOp::create(b, pc, kk);
+          value = memref::LoadOp::create(b, aMem, indices(aOperand, loops));
+        }
+        memref::StoreOp::create(b, value, ap, ValueRange{ip, kk, idx(r)});
+      };
+      if (p.m % p.mr == 0 && p.mc % p.mr == 0) {
+        copyRow(true);
+        continue;
+      }
+      Value inside =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, idx(p.m));
+      auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      copyRow(true);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      copyRow(false);
+    }
+  }
+
+  Value colPanels = arith::CeilDivSIOp::create(b, nc, idx(p.nr));
+  auto jrLoop = scf::ForOp::create(b, idx(0), colPanels, idx(1));
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(jrLoop.getBody());
+    Value jp = jrLoop.getInductionVar();
+    auto irLoop = scf::ForOp::create(b, idx(0), rowPanels, idx(1));
+    b.setInsertionPointToStart(irLoop.getBody());
+    Value ip = irLoop.getInductionVar();
+    Value i0 =
+        arith::AddIOp::create(b, ic, arith::MulIOp::create(b, ip, idx(p.mr)));
+    Value j0 =
+        arith::AddIOp::create(b, jc, arith::MulIOp::create(b, jp, idx(p.nr)));
+    microKernel(ap, bp, loopsIn, i0, j0, ip, jp, kc);
+  }
+  memref::DeallocOp::create(b, ap);
+}
+
+void GemmBuilder::microKernel(Value ap, Value bp, ArrayRef<Value> loopsIn,
+                              Value i0, Value j0, Value ip, Value jp,
+                              Value kc) {
+  bool exact = p.m % p.mr == 0 && p.mc % p.mr == 0 && p.n % p.nr == 0 &&
+               p.nc % p.nr == 0;
+  if (exact)
+    return microKernelBody(ap, bp, loopsIn, i0, j0, ip, jp, kc, true);
+  // Full tiles take the unmasked path; only tiles on M's or N's edge pay for
+  // masks and row checks.
+  Value rowsFit =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::sle,
+                            arith::AddIOp::create(b, i0, idx(p.mr)), idx(p.m));
+  Value colsFit =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::sle,
+                            arith::AddIOp::create(b, j0, idx(p.nr)), idx(p.n));
+  Value full = arith::AndIOp::create(b, rowsFit, colsFit);
+  auto ifOp = scf::IfOp::create(b, full, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  microKernelBody(ap, bp, loopsIn, i0, j0, ip, jp, kc, true);
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  microKernelBody(ap, bp, loopsIn, i0, j0, ip, jp, kc, false);
+}
+
+void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
+                                  Value i0, Value j0, Value ip, Value jp,
+                                  Value kc, bool fullTile) {
+  OpOperand *cOperand = op.getDpsInitOperand(0);
+  Value cMem = cOperand->get();
+  Type f = cast<MemRefType>(cMem.getType()).getElementType();
+  auto vecType = VectorType::get({p.lanes}, f);
+  int64_t nv = p.nr / p.lanes;
+  Value zero = arith::ConstantOp::create(b, b.getZeroAttr(f));
+  Value zeroVec = arith::ConstantOp::create(
+      b, vecType, DenseElementsAttr::get(vecType, b.getZeroAttr(f)));
+
+  auto cIndices = [&](int64_t r, int64_t v) {
+    SmallVector<Value> loops(loopsIn);
+    loops[dims.m[0]] = arith::AddIOp::create(b, i0, idx(r));
+    loops[dims.n[0]] = arith::AddIOp::create(b, j0, idx(v * p.lanes));
+    return std::make_pair(indices(cOperand, loops), loops[dims.m[0]]);
+  };
+
+  // Load the C tile into the accumulators.
+  SmallVector<Value> acc;
+  for (int64_t r = 0; r < p.mr; ++r) {
+    for (int64_t v = 0; v < nv; ++v) {
+      auto [index, row] = cIndices(r, v);
+      if (fullTile) {
+        acc.push_back(vector::LoadOp::create(b, vecType, cMem, index));
+        continue;
+      }
+      Value inside =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, idx(p.m));
+      auto ifOp = scf::IfOp::create(b, TypeRange{vecType}, inside, true);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value read = vector::TransferReadOp::create(b, vecType, cMem, index, zero,
+                                                  ArrayRef<bool>{false});
+      scf::YieldOp::create(b, read);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      scf::YieldOp::create(b, zeroVec);
+      acc.push_back(ifOp.getResult(0));
+    }
+  }
+
+  // The K loop: NR/lanes loads of B, MR broadcasts of A, MR*NR/lanes FMAs.
+  auto kLoop = scf::ForOp::create(b, idx(0), kc, idx(1), acc);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(kLoop.getBody());
+    Value kk = kLoop.getInductionVar();
+    SmallVector<Value> bVecs;
+    for (int64_t v = 0; v < nv; ++v)
+      bVecs.push_back(vector::LoadOp::create(
+          b, vecType, bp, ValueRange{jp, kk, idx(v * p.lanes)}));
+    SmallVector<Value> next;
+    for (int64_t r = 0; r < p.mr; ++r) {
+      Value a = memref::LoadOp::create(b, ap, ValueRange{ip, kk, idx(r)});
+      Value aVec = vector::BroadcastOp::create(b, vecType, a);
+      for (int64_t v = 0; v < nv; ++v)
+        next.push_back(vector::FMAOp::create(
+            b, aVec, bVecs[v], kLoop.getRegionIterArgs()[r * nv + v]));
+    }
+    scf::YieldOp::create(b, next);
+  }
+
+  // Store the accumulators back to C.
+  for (int64_t r = 0; r < p.mr; ++r) {
+    for (int64_t v = 0; v < nv; ++v) {
+      Value value = kLoop.getResult(r * nv + v);
+      auto [index, row] = cIndices(r, v);
+      if (fullTile) {
+        vector::StoreOp::create(b, value, cMem, index);
+        continue;
+      }
+      Value inside =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, idx(p.m));
+      auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      vector::TransferWriteOp::create(b, value, cMem, index,
+                                      ArrayRef<bool>{false});
+    }
+  }
+}
+
+namespace {
+class PBMapMatrixUnitsPass
+    : public pb::impl::PBMapMatrixUnitsPassBase<PBMapMatrixUnitsPass> {
+public:
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    const ChipDesc *chip = getTargetChip(func);
+    if (!chip) {
+      func.emitError("pb-map-matrix-units needs a target: run with --target");
+      return signalPassFailure();
+    }
+    SmallVector<linalg::LinalgOp> candidates;
+    func.walk([&](linalg::LinalgOp op) {
+      if (op.hasPureBufferSemantics() && linalg::isaContractionOpInterface(op))
+        candidates.push_back(op);
+    });
+    for (linalg::LinalgOp op : candidates)
+      mapContraction(op, *chip);
+  }
+
+private:
+  void mapContraction(linalg::LinalgOp op, const ChipDesc &chip);
+};
+} // namespace
+
+/// The thread-scope, vector-outer-product unit for these element types with
+/// the most lanes, or null.
+static const MatrixUnitDesc *findUnit(const ChipDesc &chip, ElementType a,
+                                      ElementType bt, ElementType c) {
+  const MatrixUnitDesc *best = nullptr;
+  for (const MatrixUnitDesc *unit : chip.matrixUnits) {
+    if (unit->scope != MatrixScope::ThreadScope ||
+        unit->lowering != MatrixLowering::VectorOuterProduct || unit->m != 1 ||
+        unit->k != 1 || unit->aType != a || unit->bType != bt ||
+        unit->cType != c)
+      continue;
+    if (!best || unit->n > best->n)
+      best = unit;
+  }
+  return best;
+}
+
+void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
+                                          const ChipDesc &chip) {
+  auto skip = [&](const Twine &why) {
+    explain(op, "matrix units: " + op->getName().getStringRef() +
+                    " left to loop tiling: " + why);
+  };
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1)
+    return skip("not one M, one N and one K dimension");
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isProjectedPermutation(); }))
+    return skip("operands are not plain projections of the loops");
+  auto typeOf = [](Value v) {
+    return cast<MemRefType>(v.getType()).getElementType();
+  };
+  Value aMem = op.getDpsInputOperand(0)->get();
+  Value bMem = op.getDpsInputOperand(1)->get();
+  Value cMem = op.getDpsInitOperand(0)->get();
+  for (Value mem : {aMem, bMem, cMem})
+    if (!cast<MemRefType>(mem.getType()).getLayout().isIdentity())
+      return skip("an operand has a non-identity layout");
+  std::optional<ElementType> at = getElementType(typeOf(aMem));
+  std::optional<ElementType> bt = getElementType(typeOf(bMem));
+  std::optional<ElementType> ct = getElementType(typeOf(cMem));
+  const MatrixUnitDesc *unit =
+      at && bt && ct ? findUnit(chip, *at, *bt, *ct) : nullptr;
+  if (!unit)
+    return skip("the target has no thread-scope vector outer-product unit "
+                "for these element types");
+  // N must be the innermost dimension of B and C (vector loads and stores).
+  unsigned nDim = dims->n[0];
+  auto innermostIs = [&](OpOperand *operand, unsigned dim) {
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    return map.getNumResults() > 0 &&
+           map.getDimPosition(map.getNumResults() - 1) == dim;
+  };
+  if (!innermostIs(op.getDpsInputOperand(1), nDim) ||
+      !innermostIs(op.getDpsInitOperand(0), nDim))
+    return skip("N is not the innermost dimension of B and C");
+  // The body must be c += a * b (isaContractionOpInterface also accepts
+  // other combiners only for named ops we see as mul/add).
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+
+  GemmPlan p;
+  p.unit = unit;
+  p.lanes = unit->n;
+  p.m = ranges[dims->m[0]];
+  p.n = ranges[nDim];
+  p.k = ranges[dims->k[0]];
+  p.nr = kTileRowVectors * p.lanes;
+  const MemoryLevelDesc *regs = chip.getMemoryLevel(MemoryKind::RegisterFile);
+  int64_t elemBytes = typeOf(cMem).getIntOrFloatBitWidth() / 8;
+  if (!regs)
+    return skip("the target states no register file");
+  int64_t vectorRegs = regs->capacityBytes / (p.lanes * elemBytes);
+  p.mr = static_cast<int64_t>(kAccumulatorShare * vectorRegs) / kTileRowVectors;
+  if (p.mr < 1)
+    return skip("the register file cannot hold a register tile");
+  if (p.m < p.mr || p.n < p.nr)
+    return skip(llvm::formatv("{0}x{1} is smaller than the {2}x{3} register "
+                              "tile",
+                              p.m, p.n, p.mr, p.nr)
+                    .str());
+
+  SmallVector<const MemoryLevelDesc *> caches;
+  for (const MemoryLevelDesc &level : chip.memoryLevels)
+    if (level.kind == MemoryKind::Cache)
+      caches.push_back(&level);
+  llvm::sort(caches, [](auto *x, auto *y) {
+    return x->capacityBytes < y->capacityBytes;
+  });
+  if (caches.empty())
+    return skip("the target states no caches to block for");
+  auto budget = [&](size_t i) {
+    const MemoryLevelDesc *level = caches[std::min(i, caches.size() - 1)];
+    return static_cast<int64_t>(kCacheShare * level->capacityBytes);
+  };
+  // KC: the B micro-panel KC x NR in the innermost cache.
+  p.kc = std::max<int64_t>(1, int64_t(kL1Share * caches[0]->capacityBytes) /
+                                  (p.nr * elemBytes) / 16 * 16);
+  p.kc = std::min(p.kc, p.k);
+  // MC: the A block MC x KC in the next cache, at most M / kMinParallelBlocks.
+  int64_t mcCache = std::max<int64_t>(p.mr, budget(1) / (p.kc * elemBytes));
+  int64_t mcParallel = llvm::divideCeil(p.m, kMinParallelBlocks);
+  auto alignUp = [](int64_t x, int64_t a) -> int64_t {
+    return llvm::divideCeil(x, a) * a;
+  };
+  p.mc = alignUp(std::min(mcCache, mcParallel), p.mr);
+  p.mc = std::max(p.mr, std::min(p.mc, alignUp(p.m, p.mr)));
+  // NC: the B panel KC x NC in the outermost cache.
+  int64_t ncCache = std::max<int64_t>(p.nr, budget(2) / (p.kc * elemBytes));
+  p.nc = std::max(p.nr, std::min(ncCache / p.nr * p.nr, alignUp(p.n, p.nr)));
+
+  ArrayRef<ComputeLevelDesc> levels = chip.computeLevels;
+  const ComputeLevelDesc &level = levels[levels.size() > 1 ? 1 : 0];
+  GemmBuilder builder(op, *dims, p);
+  builder.setLevel(
+      StringAttr::get(op->getContext(), stringifyComputeLevelKind(level.kind)));
+  builder.build();
+  explain(op, llvm::formatv(
+                  "matrix units: {0} {1}x{2}x{3} -> {4} register tile "
+                  "{5}x{6} ({7} accumulators of {8} registers), KC={9} "
+                  "({10}), MC={11} ({12}, >= {13} blocks), NC={14} ({15}), "
+                  "M blocks on level '{16}'",
+                  op->getName(), p.m, p.n, p.k, unit->name, p.mr, p.nr,
+                  p.mr * kTileRowVectors, vectorRegs, p.kc, caches[0]->name,
+                  p.mc, caches[std::min<size_t>(1, caches.size() - 1)]->name,
+                  kMinParallelBlocks, p.nc,
+                  caches[std::min<size_t>(2, caches.size() - 1)]->name,
+                  level.name));
+  op->erase();
+}

@@ -1,0 +1,48 @@
+// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=cpu-x86-64-v4},func.func(pb-map-matrix-units))' | FileCheck %s
+// RUN: pb-opt %s --split-input-file --pb-explain --pass-pipeline='builtin.module(pb-attach-target{target=cpu-x86-64-v4},func.func(pb-map-matrix-units))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=cpu-x86-64-v3},func.func(pb-map-matrix-units))' | FileCheck %s --check-prefix=AVX2
+
+// An f32 matmul becomes a packed, register-tiled micro-kernel: packing of B
+// and the M blocks are parallel loops on the core level; the K loop carries
+// 12 x 2 zmm accumulators (16 lanes) on x86-64-v4, 6 x 2 ymm on x86-64-v3.
+// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul 256x128x64 -> VFMA_F32_1x16x1_F32 register tile 12x32
+// CHECK-LABEL: func.func @matmul
+// CHECK-NOT: linalg.matmul
+// CHECK: scf.parallel
+// CHECK: } {pb.level = "Core"}
+// CHECK: scf.parallel
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, {{.*}}vector<16xf32>)
+// CHECK-COUNT-24: vector.fma
+// CHECK: } {pb.level = "Core"}
+// AVX2-LABEL: func.func @matmul
+// AVX2: scf.for {{.*}} -> (vector<8xf32>, {{.*}}vector<8xf32>)
+func.func @matmul(%a: memref<256x64xf32>, %b: memref<64x128xf32>,
+                  %c: memref<256x128xf32>) {
+  linalg.matmul ins(%a, %b : memref<256x64xf32>, memref<64x128xf32>)
+                outs(%c : memref<256x128xf32>)
+  return
+}
+
+// -----
+
+// No thread-scope f16 unit on this chip: the matmul is left to loop tiling.
+// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul left to loop tiling: the target has no thread-scope vector outer-product unit for these element types
+// CHECK-LABEL: func.func @matmul_f16
+// CHECK: linalg.matmul
+func.func @matmul_f16(%a: memref<64x64xf16>, %b: memref<64x64xf16>,
+                      %c: memref<64x64xf16>) {
+  linalg.matmul ins(%a, %b : memref<64x64xf16>, memref<64x64xf16>)
+                outs(%c : memref<64x64xf16>)
+  return
+}
+
+// -----
+
+// Smaller than the register tile in N: left to loop tiling.
+// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul left to loop tiling: 64x8 is smaller than the 12x32 register tile
+func.func @narrow(%a: memref<64x64xf32>, %b: memref<64x8xf32>,
+                  %c: memref<64x8xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x8xf32>)
+                outs(%c : memref<64x8xf32>)
+  return
+}
