@@ -292,6 +292,46 @@ unsigned threadCount(std::string &source) {
   return availableCpus();
 }
 
+/// CPU time (clock ticks) all CPUs spent busy and in total, and that this
+/// process (all its threads, and its children) spent, from /proc.
+struct CpuTimes {
+  unsigned long long busy = 0, total = 0, self = 0;
+};
+
+CpuTimes readCpuTimes() {
+  CpuTimes times;
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  unsigned long long v[8] = {};
+  if (stat >> cpu && cpu == "cpu") {
+    for (unsigned long long &value : v)
+      stat >> value;
+    // user nice system idle iowait irq softirq steal
+    times.busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+    times.total = times.busy + v[3] + v[4];
+  }
+  std::ifstream self("/proc/self/stat");
+  std::string line;
+  std::getline(self, line);
+  size_t paren = line.rfind(')');
+  if (paren != std::string::npos) {
+    // Fields after "(comm)": state is field 3; utime, stime are 14 and 15,
+    // cutime, cstime (waited-for children: the linker) 16 and 17.
+    std::vector<std::string> fields;
+    size_t at = paren + 2;
+    while (at < line.size()) {
+      size_t space = line.find(' ', at);
+      if (space == std::string::npos)
+        space = line.size();
+      fields.push_back(line.substr(at, space - at));
+      at = space + 1;
+    }
+    for (size_t i = 11; i <= 14 && i < fields.size(); ++i)
+      times.self += std::strtoull(fields[i].c_str(), nullptr, 10);
+  }
+  return times;
+}
+
 std::string nowString() {
   std::time_t now = std::time(nullptr);
   char text[64];
@@ -502,6 +542,14 @@ class Bench {
 public:
   explicit Bench(const Options &options) : options(options) {}
 
+  /// Threads of the generated code (the copy benchmark uses as many).
+  unsigned threads = 1;
+  /// The target `--target` resolved to, from the artifacts' metadata.
+  std::string resolvedTarget;
+  /// Copy bandwidth with `threads` threads and with one (NaN until measured).
+  double copyBandwidthGBs = NAN;
+  double copyBandwidth1GBs = NAN;
+
   bool selected(const std::string &name) const {
     if (options.only.empty())
       return true;
@@ -520,6 +568,7 @@ public:
 
   void print(FILE *out) const;
   bool writeCsv(const std::string &path) const;
+  bool empty() const { return results.empty(); }
   bool allOk() const {
     for (const Result &result : results)
       if (!result.ok())
@@ -540,12 +589,6 @@ private:
 
   const Options &options;
   std::vector<Result> results;
-
-public:
-  std::string resolvedTarget;
-  double copyBandwidthGBs = NAN;
-  double copyBandwidth1GBs = NAN;
-  unsigned threads = 1;
 };
 
 bool Bench::runOurs(const std::string &module, const std::string &entry,
@@ -1072,6 +1115,7 @@ int main(int argc, char **argv) {
   }
 
   Bench bench(options);
+  CpuTimes startTimes = readCpuTimes();
   std::string threadSource;
   bench.threads = threadCount(threadSource);
 
@@ -1090,6 +1134,22 @@ int main(int argc, char **argv) {
   bench.softmax(4096, 1024);
   bench.layernorm(4096, 1024);
   bench.elementwiseChain(4096, 4096);
+
+  if (bench.empty()) {
+    std::fprintf(stderr, "pb-bench-cpu: no case matches --only\n");
+    return 2;
+  }
+
+  // Other processes' share of the machine while the benchmark ran: the
+  // numbers are only meaningful on an otherwise idle machine.
+  CpuTimes endTimes = readCpuTimes();
+  double otherLoad = NAN;
+  if (endTimes.total > startTimes.total) {
+    double otherBusy = double(endTimes.busy - startTimes.busy) -
+                       double(endTimes.self - startTimes.self);
+    otherLoad =
+        std::max(0.0, otherBusy) / double(endTimes.total - startTimes.total);
+  }
 
   std::printf("# PolyBlocks CPU benchmark\n\n");
   std::printf("- date: %s\n", nowString().c_str());
@@ -1115,6 +1175,13 @@ int main(int argc, char **argv) {
                 "baseline of GB/s cases): %.1f GB/s with %u threads, %.1f "
                 "GB/s with 1\n",
                 bench.copyBandwidthGBs, bench.threads, bench.copyBandwidth1GBs);
+  if (!std::isnan(otherLoad))
+    std::printf("- other processes' load during the run: %.0f%% of the "
+                "CPUs%s\n",
+                otherLoad * 100,
+                otherLoad > 0.05 ? " (**warning**: the machine was not idle; "
+                                   "the numbers are unreliable)"
+                                 : "");
   std::printf("- median of %u runs after %u warm-up runs; GB/s = 1e9 "
               "bytes/s\n\n",
               options.runs, options.warmup);

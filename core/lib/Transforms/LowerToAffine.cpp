@@ -22,12 +22,24 @@ class PBLowerToAffinePass
     : public pb::impl::PBLowerToAffinePassBase<PBLowerToAffinePass> {
 public:
   void runOnOperation() override {
+    // memref.copy between strided views (a tensor.pad's interior, a slice)
+    // would otherwise become a call into MLIR's runner library; as a
+    // linalg.copy it becomes an affine nest that S3 can fuse and vectorize.
+    IRRewriter rewriter(&getContext());
+    SmallVector<memref::CopyOp> copies;
+    getOperation().walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+    for (memref::CopyOp copy : copies) {
+      rewriter.setInsertionPoint(copy);
+      linalg::CopyOp::create(rewriter, copy.getLoc(), copy.getSource(),
+                             copy.getTarget());
+      rewriter.eraseOp(copy);
+    }
+
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (op.hasPureBufferSemantics() && !linalg::isaContractionOpInterface(op))
         ops.push_back(op);
     });
-    IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : ops) {
       rewriter.setInsertionPoint(op);
       if (failed(linalg::linalgOpToAffineLoops(rewriter, op))) {

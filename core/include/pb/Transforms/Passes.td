@@ -125,6 +125,8 @@ def PBLowerToAffinePass : Pass<"pb-lower-to-affine", "func::FuncOp"> {
     matmul and generic ops with a multiply-accumulate body), which stay
     linalg ops so that S3 can map them onto the target's matrix units with
     their operands' roles still known. S3 lowers whatever it does not map.
+    `memref.copy` becomes a loop nest too (between strided views it would
+    otherwise be a call into MLIR's runner library).
 
       linalg.fill ins(%z) outs(%c)            ->  affine.for ... affine.store
       linalg.matmul ins(%a, %b) outs(%c)      ->  unchanged
