@@ -21,3 +21,21 @@ func.func @row_sums(%a: memref<64x32xf32>, %s: memref<64xf32>) {
   }
   return
 }
+
+// A loop pb-tile proved parallel (pb.parallel) becomes the parallel loop,
+// even where upstream's analysis alone would pick only an inner loop.
+// CPU-LABEL: func.func @tiled
+// CPU: affine.parallel (%{{.*}}) = (0) to (256) step (64)
+// CPU-NOT: pb.parallel
+// CPU: {pb.level = "Core"}
+func.func @tiled(%a: memref<256xf32>, %b: memref<256xf32>) {
+  affine.for %i = 0 to 256 step 64 {
+    affine.for %j = affine_map<(d0) -> (d0)>(%i) to affine_map<(d0) -> (d0 + 64)>(%i) step 16 {
+      affine.for %k = affine_map<(d0) -> (d0)>(%j) to affine_map<(d0) -> (d0 + 16)>(%j) {
+        %x = affine.load %a[%k] : memref<256xf32>
+        affine.store %x, %b[%k] : memref<256xf32>
+      }
+    }
+  } {pb.parallel}
+  return
+}

@@ -8,11 +8,17 @@
 // scratchpad, its only on-chip level.
 // CPU: tile: 2-d band tiled 128 for 'l2' (footprint 196608 B of 524288 B
 // CPU: tile: 2-d band tiled 32 for 'l1d' (footprint 12288 B of 16384 B
+// Both loops are parallel before tiling; their tile-space loops say so
+// (pb.parallel), since dependence analysis cannot prove it after tiling.
 // CPU-LABEL: func.func @add2d
 // CPU: affine.for %{{.*}} = 0 to 512 step 128
 // CPU: affine.for %{{.*}} = 0 to 512 step 128
 // CPU: step 32
 // CPU: step 32
+// CPU: } {pb.parallel}
+// CPU: } {pb.parallel}
+// CPU: } {pb.parallel}
+// CPU: } {pb.parallel}
 
 // TOY: tile: 2-d band tiled 32 for 'scratchpad' (footprint 12288 B of 24576 B
 // TOY-NOT: tiled

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "pb/Dialect/PBDialect.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "pb/Target/TargetRegistry.h"
 
 #include "mlir/IR/Builders.h"
@@ -34,6 +36,12 @@ LogicalResult PBDialect::verifyOperationAttribute(Operation *op,
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitError()
              << "'" << kLevelAttrName << "' must name a compute level kind";
+    return success();
+  }
+  if (attr.getName() == kParallelAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<affine::AffineForOp>(op))
+      return op->emitError() << "'" << kParallelAttrName
+                             << "' is a unit attribute of affine.for";
     return success();
   }
   if (attr.getName() != kTargetAttrName)

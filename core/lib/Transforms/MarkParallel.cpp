@@ -9,6 +9,7 @@
 #include "pb/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/Transforms/Passes.h"
+#include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -31,6 +32,25 @@ public:
       func.emitError("pb-mark-parallel needs a target: run with --target");
       return signalPassFailure();
     }
+    // Loops pb-tile proved parallel before tiling: the outermost one of each
+    // nest becomes the parallel loop (upstream's analysis below would only
+    // find the intra-tile loops, one fork per tile).
+    SmallVector<affine::AffineForOp> proven;
+    func.walk<WalkOrder::PreOrder>([&](affine::AffineForOp loop) {
+      if (!loop->hasAttr(PBDialect::kParallelAttrName))
+        return WalkResult::advance();
+      proven.push_back(loop);
+      return WalkResult::skip();
+    });
+    for (affine::AffineForOp loop : proven) {
+      loop->removeAttr(PBDialect::kParallelAttrName);
+      if (failed(affine::affineParallelize(loop)))
+        continue;
+    }
+    func.walk([](affine::AffineForOp loop) {
+      loop->removeAttr(PBDialect::kParallelAttrName);
+    });
+
     OpPassManager pm(func::FuncOp::getOperationName());
     // One parallel loop per nest: inner loops stay affine.for for the
     // vectorizer and for register tiling.

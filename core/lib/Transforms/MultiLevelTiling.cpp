@@ -8,6 +8,8 @@
 #include "pb/Target/TargetDesc.h"
 #include "pb/Transforms/Passes.h"
 
+#include "mlir/Dialect/Affine/Analysis/AffineAnalysis.h"
+
 #include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
 #include "mlir/Dialect/Affine/LoopUtils.h"
 #include "llvm/ADT/DenseMap.h"
@@ -122,6 +124,11 @@ private:
       explain(root, "tile: band not tiled, tiling would break a dependence");
       return success();
     }
+    // Parallel loops of the band, decided before tiling: upstream's
+    // dependence analysis cannot see through the tile-space loops it makes.
+    SmallVector<bool> parallel;
+    for (affine::AffineForOp loop : band)
+      parallel.push_back(affine::isLoopParallel(loop));
     BandFootprint footprint(band);
     int64_t smallestTrip = *llvm::min_element(tripCounts);
 
@@ -153,6 +160,10 @@ private:
                             band.size(), tile, level->name,
                             footprint.bytes(tile), budget, occupancy,
                             level->capacityBytes));
+      for (size_t i = 0; i < band.size(); ++i)
+        if (parallel[i])
+          tiled[i]->setAttr(PBDialect::kParallelAttrName,
+                            UnitAttr::get(&getContext()));
       // The intra-tile loops form the band of the next, inner level.
       band.assign(tiled.begin() + band.size(), tiled.end());
       for (int64_t &trip : tripCounts)

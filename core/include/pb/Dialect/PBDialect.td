@@ -29,6 +29,10 @@ def PB_Dialect : Dialect {
     /// Name of the loop attribute naming the compute level a parallel loop
     /// maps to (set by pb-mark-parallel, read by S4).
     static constexpr ::llvm::StringLiteral kLevelAttrName = "pb.level";
+    /// Unit attribute on an affine.for whose iterations are independent,
+    /// proven before a transformation (tiling) made that harder to see
+    /// (set by pb-tile, read by pb-mark-parallel).
+    static constexpr ::llvm::StringLiteral kParallelAttrName = "pb.parallel";
   }];
 }
 
