@@ -5,7 +5,7 @@
 // An f32 matmul becomes a packed, register-tiled micro-kernel: packing of B
 // and the M blocks are parallel loops on the core level; the K loop carries
 // 12 x 2 zmm accumulators (16 lanes) on x86-64-v4, 6 x 2 ymm on x86-64-v3.
-// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul 256x128x64 -> VFMA_F32_1x16x1_F32 register tile 12x32
+// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul MxNxK 256x128x64 -> VFMA_F32_1x16x1_F32 register tile 12x32
 // CHECK-LABEL: func.func @matmul
 // CHECK-NOT: linalg.matmul
 // CHECK: scf.parallel

@@ -17,6 +17,32 @@ namespace mlir::pb {
 
 using namespace mlir;
 
+bool mlir::pb::isMultiplyAccumulate(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() == 0 || op->getNumRegions() != 1)
+    return false;
+  Block &body = op->getRegion(0).front();
+  if (body.getNumArguments() != 3 || body.getOperations().size() != 3)
+    return false;
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (!yield || yield.getNumOperands() != 1)
+    return false;
+  Operation *add = yield.getOperand(0).getDefiningOp();
+  if (!add || !isa<arith::AddFOp, arith::AddIOp>(add))
+    return false;
+  Value acc = body.getArgument(2);
+  Value product =
+      add->getOperand(0) == acc ? add->getOperand(1) : add->getOperand(0);
+  if (add->getOperand(0) != acc && add->getOperand(1) != acc)
+    return false;
+  Operation *mul = product.getDefiningOp();
+  if (!mul || !isa<arith::MulFOp, arith::MulIOp>(mul))
+    return false;
+  Value x = mul->getOperand(0), y = mul->getOperand(1);
+  return (x == body.getArgument(0) && y == body.getArgument(1)) ||
+         (x == body.getArgument(1) && y == body.getArgument(0));
+}
+
 namespace {
 class PBLowerToAffinePass
     : public pb::impl::PBLowerToAffinePassBase<PBLowerToAffinePass> {
@@ -37,7 +63,7 @@ public:
 
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (op.hasPureBufferSemantics() && !linalg::isaContractionOpInterface(op))
+      if (op.hasPureBufferSemantics() && !pb::isMultiplyAccumulate(op))
         ops.push_back(op);
     });
     for (linalg::LinalgOp op : ops) {

@@ -64,33 +64,64 @@ static std::optional<ElementType> getElementType(Type type) {
 }
 
 namespace {
+/// How the loops of a contraction play the GEMM roles. M may span several
+/// loops (a convolution's image, oh, ow), flattened in loop order; K is
+/// iterated as its outer loops times KC blocks of its innermost loop.
+struct GemmDims {
+  SmallVector<unsigned> batch, m, kOuter;
+  unsigned n = 0, kInner = 0;
+};
+
 /// Every size of the generated code, from the target's tables.
 struct GemmPlan {
   const MatrixUnitDesc *unit;
   int64_t lanes, mr, nr, kc, mc, nc;
-  int64_t b, m, n, k;
+  /// Flattened M, and the extents of N and of the blocked K loop.
+  int64_t m, n, k;
 };
 
 class GemmBuilder {
 public:
-  GemmBuilder(linalg::LinalgOp op, const linalg::ContractionDimensions &dims,
-              const GemmPlan &plan)
-      : op(op), dims(dims), p(plan), b(op.getLoc(), op) {}
+  GemmBuilder(linalg::LinalgOp op, const GemmDims &dims, const GemmPlan &plan)
+      : op(op), dims(dims), p(plan), b(op.getLoc(), op),
+        ranges(op.getStaticLoopRanges()) {}
 
   void build();
+  void setLevel(StringAttr attr) { levelAttr = attr; }
 
 private:
   Value idx(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
   Value minIdx(Value lhs, int64_t rhs) {
     return arith::MinSIOp::create(b, lhs, idx(rhs));
   }
-  /// The indices of operand `operand` for the loop values `loops`.
+  /// The indices of `operand` for the loop values `loops` (null entries are
+  /// loops the operand does not use).
   SmallVector<Value> indices(OpOperand *operand, ArrayRef<Value> loops) {
     AffineMap map = op.getMatchingIndexingMap(operand);
+    SmallVector<Value> operands;
+    for (Value v : loops)
+      operands.push_back(v ? v : idx(0));
     SmallVector<Value> result;
-    for (unsigned i = 0, e = map.getNumResults(); i < e; ++i)
-      result.push_back(loops[map.getDimPosition(i)]);
+    for (unsigned i = 0, e = map.getNumResults(); i < e; ++i) {
+      if (auto dim = dyn_cast<AffineDimExpr>(map.getResult(i))) {
+        result.push_back(operands[dim.getPosition()]);
+        continue;
+      }
+      result.push_back(
+          affine::AffineApplyOp::create(b, map.getSubMap({i}), operands));
+    }
     return result;
+  }
+  /// Sets the M loops of `loops` from a flattened row index.
+  void setRow(SmallVector<Value> &loops, Value row) {
+    for (unsigned dim : llvm::reverse(dims.m)) {
+      if (dim == dims.m.front()) {
+        loops[dim] = row;
+        break;
+      }
+      loops[dim] = arith::RemUIOp::create(b, row, idx(ranges[dim]));
+      row = arith::DivUIOp::create(b, row, idx(ranges[dim]));
+    }
   }
   void packB(Value bp, ArrayRef<Value> loops, Value jc, Value pc, Value kc,
              Value nc);
@@ -102,13 +133,11 @@ private:
                        Value j0, Value ip, Value jp, Value kc, bool fullTile);
 
   linalg::LinalgOp op;
-  const linalg::ContractionDimensions &dims;
+  const GemmDims &dims;
   GemmPlan p;
   ImplicitLocOpBuilder b;
+  SmallVector<int64_t> ranges;
   StringAttr levelAttr;
-
-public:
-  void setLevel(StringAttr attr) { levelAttr = attr; }
 };
 } // namespace
 
@@ -119,22 +148,36 @@ void GemmBuilder::build() {
   auto bpType = MemRefType::get({ncPanels, p.kc, p.nr}, f);
   Value bp = memref::AllocOp::create(b, bpType, b.getI64IntegerAttr(64));
 
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<Value> loops(ranges.size());
-  // Batch loops (sequential), then the jc and pc loops.
-  std::function<void(unsigned)> batchLoop = [&](unsigned i) {
-    if (i == dims.batch.size()) {
-      auto jcLoop = scf::ForOp::create(b, idx(0), idx(p.n), idx(p.nc));
-      OpBuilder::InsertionGuard g1(b);
-      b.setInsertionPointToStart(jcLoop.getBody());
-      Value jc = jcLoop.getInductionVar();
-      Value nc = minIdx(arith::SubIOp::create(b, idx(p.n), jc), p.nc);
+  // Sequential loops: batch, jc, the outer K loops, then KC blocks of K.
+  std::function<void(unsigned)> kOuterLoop = [&](unsigned i) {
+    if (i == dims.kOuter.size()) {
       auto pcLoop = scf::ForOp::create(b, idx(0), idx(p.k), idx(p.kc));
+      OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(pcLoop.getBody());
       Value pc = pcLoop.getInductionVar();
       Value kc = minIdx(arith::SubIOp::create(b, idx(p.k), pc), p.kc);
+      Value jc = loops[dims.n];
+      Value nc = minIdx(arith::SubIOp::create(b, idx(p.n), jc), p.nc);
       packB(bp, loops, jc, pc, kc, nc);
       computeBlock(bp, loops, jc, pc, kc, nc);
+      return;
+    }
+    unsigned dim = dims.kOuter[i];
+    auto loop = scf::ForOp::create(b, idx(0), idx(ranges[dim]), idx(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    loops[dim] = loop.getInductionVar();
+    kOuterLoop(i + 1);
+  };
+  std::function<void(unsigned)> batchLoop = [&](unsigned i) {
+    if (i == dims.batch.size()) {
+      auto jcLoop = scf::ForOp::create(b, idx(0), idx(p.n), idx(p.nc));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(jcLoop.getBody());
+      // Holds jc until the panel loops replace it with a column.
+      loops[dims.n] = jcLoop.getInductionVar();
+      kOuterLoop(0);
       return;
     }
     unsigned dim = dims.batch[i];
@@ -166,14 +209,14 @@ void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jc, Value pc,
   b.setInsertionPointToStart(kLoop.getBody());
   Value kk = kLoop.getInductionVar();
   SmallVector<Value> loops(loopsIn);
-  loops[dims.k[0]] = arith::AddIOp::create(b, pc, kk);
+  loops[dims.kInner] = arith::AddIOp::create(b, pc, kk);
   bool exact = p.n % p.nr == 0 && p.nc % p.nr == 0;
   for (int64_t v = 0; v < p.nr / p.lanes; ++v) {
     Value col = arith::AddIOp::create(
         b, jc,
         arith::AddIOp::create(b, arith::MulIOp::create(b, jp, idx(p.nr)),
                               idx(v * p.lanes)));
-    loops[dims.n[0]] = col;
+    loops[dims.n] = col;
     SmallVector<Value> index = indices(bOperand, loops);
     Value vec;
     if (exact)
@@ -204,7 +247,7 @@ void GemmBuilder::computeBlock(Value bp, ArrayRef<Value> loopsIn, Value jc,
   Value ap = memref::AllocOp::create(b, apType, b.getI64IntegerAttr(64));
 
   // Pack A: row panels of MR rows, k-major inside a panel; rows past M are
-  // zeros.
+  // zeros. A row's M indices are computed once per row.
   Value rowPanels = arith::CeilDivSIOp::create(b, mc, idx(p.mr));
   {
     auto ipLoop = scf::ForOp::create(b, idx(0), rowPanels, idx(1));
@@ -217,15 +260,16 @@ void GemmBuilder::computeBlock(Value bp, ArrayRef<Value> loopsIn, Value jc,
           arith::AddIOp::create(b, arith::MulIOp::create(b, ip, idx(p.mr)),
                                 idx(r)));
       auto copyRow = [&](bool inBounds) {
+        SmallVector<Value> loops(loopsIn);
+        if (inBounds)
+          setRow(loops, row);
         auto kLoop = scf::ForOp::create(b, idx(0), kc, idx(1));
         OpBuilder::InsertionGuard g2(b);
         b.setInsertionPointToStart(kLoop.getBody());
         Value kk = kLoop.getInductionVar();
         Value value = zero;
         if (inBounds) {
-          SmallVector<Value> loops(loopsIn);
-          loops[dims.m[0]] = row;
-          loops[dims.k[0]] = arith::AddIOp::create(b, pc, kk);
+          loops[dims.kInner] = arith::AddIOp::create(b, pc, kk);
           value = memref::LoadOp::create(b, aMem, indices(aOperand, loops));
         }
         memref::StoreOp::create(b, value, ap, ValueRange{ip, kk, idx(r)});
@@ -299,11 +343,18 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
   Value zeroVec = arith::ConstantOp::create(
       b, vecType, DenseElementsAttr::get(vecType, b.getZeroAttr(f)));
 
+  // C's indices of row i0 + r, columns j0 + v * lanes.
+  SmallVector<SmallVector<Value>> rowLoops;
+  SmallVector<Value> rows;
+  for (int64_t r = 0; r < p.mr; ++r) {
+    rows.push_back(arith::AddIOp::create(b, i0, idx(r)));
+    rowLoops.emplace_back(loopsIn);
+    setRow(rowLoops.back(), rows.back());
+  }
   auto cIndices = [&](int64_t r, int64_t v) {
-    SmallVector<Value> loops(loopsIn);
-    loops[dims.m[0]] = arith::AddIOp::create(b, i0, idx(r));
-    loops[dims.n[0]] = arith::AddIOp::create(b, j0, idx(v * p.lanes));
-    return std::make_pair(indices(cOperand, loops), loops[dims.m[0]]);
+    SmallVector<Value> loops(rowLoops[r]);
+    loops[dims.n] = arith::AddIOp::create(b, j0, idx(v * p.lanes));
+    return std::make_pair(indices(cOperand, loops), rows[r]);
   };
 
   // Load the C tile into the accumulators.
@@ -383,7 +434,7 @@ public:
     }
     SmallVector<linalg::LinalgOp> candidates;
     func.walk([&](linalg::LinalgOp op) {
-      if (op.hasPureBufferSemantics() && linalg::isaContractionOpInterface(op))
+      if (op.hasPureBufferSemantics() && isMultiplyAccumulate(op))
         candidates.push_back(op);
     });
     for (linalg::LinalgOp op : candidates)
@@ -412,21 +463,76 @@ static const MatrixUnitDesc *findUnit(const ChipDesc &chip, ElementType a,
   return best;
 }
 
+/// The GEMM roles of `op`'s loops, or failure with the reason in `why`.
+static FailureOr<GemmDims> classify(linalg::LinalgOp op, std::string &why) {
+  AffineMap mapA = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap mapB = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  AffineMap mapC = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!mapC.isProjectedPermutation()) {
+    why = "the result is not a plain projection of the loops";
+    return failure();
+  }
+  GemmDims dims;
+  SmallVector<unsigned> n, k;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (unsigned d = 0, e = op.getNumLoops(); d < e; ++d) {
+    bool inA = mapA.isFunctionOfDim(d), inB = mapB.isFunctionOfDim(d),
+         inC = mapC.isFunctionOfDim(d);
+    if (iterators[d] == utils::IteratorType::reduction) {
+      if (inC) {
+        why = "a reduction loop indexes the result";
+        return failure();
+      }
+      k.push_back(d);
+    } else if (inA && inB && inC) {
+      dims.batch.push_back(d);
+    } else if (inA && inC) {
+      dims.m.push_back(d);
+    } else if (inB && inC) {
+      n.push_back(d);
+    } else {
+      why = llvm::formatv("parallel loop {0} is not an M, N or batch loop", d);
+      return failure();
+    }
+  }
+  if (n.size() != 1 || dims.m.empty() || k.empty()) {
+    why = "not exactly one N loop, or no M or K loop";
+    return failure();
+  }
+  dims.n = n.front();
+  // N must be the innermost dimension of B and C (vector loads and stores).
+  auto innermostIs = [&](AffineMap map, unsigned dim) {
+    auto expr = dyn_cast<AffineDimExpr>(map.getResult(map.getNumResults() - 1));
+    return expr && expr.getPosition() == dim;
+  };
+  if (!innermostIs(mapB, dims.n) || !innermostIs(mapC, dims.n)) {
+    why = "N is not the innermost dimension of B and C";
+    return failure();
+  }
+  // KC blocks run along A's innermost dimension when it is a K loop, so
+  // that packing A reads consecutive elements.
+  dims.kInner = k.back();
+  if (auto expr =
+          dyn_cast<AffineDimExpr>(mapA.getResult(mapA.getNumResults() - 1)))
+    if (llvm::is_contained(k, expr.getPosition()))
+      dims.kInner = expr.getPosition();
+  for (unsigned d : k)
+    if (d != dims.kInner)
+      dims.kOuter.push_back(d);
+  return dims;
+}
+
 void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
                                           const ChipDesc &chip) {
   auto skip = [&](const Twine &why) {
     explain(op, "matrix units: " + op->getName().getStringRef() +
                     " left to loop tiling: " + why);
   };
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
-      dims->k.size() != 1)
-    return skip("not one M, one N and one K dimension");
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      !llvm::all_of(op.getIndexingMapsArray(),
-                    [](AffineMap m) { return m.isProjectedPermutation(); }))
-    return skip("operands are not plain projections of the loops");
+  std::string why;
+  FailureOr<GemmDims> classified = classify(op, why);
+  if (failed(classified))
+    return skip(why);
+  const GemmDims &dims = *classified;
   auto typeOf = [](Value v) {
     return cast<MemRefType>(v.getType()).getElementType();
   };
@@ -444,26 +550,17 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   if (!unit)
     return skip("the target has no thread-scope vector outer-product unit "
                 "for these element types");
-  // N must be the innermost dimension of B and C (vector loads and stores).
-  unsigned nDim = dims->n[0];
-  auto innermostIs = [&](OpOperand *operand, unsigned dim) {
-    AffineMap map = op.getMatchingIndexingMap(operand);
-    return map.getNumResults() > 0 &&
-           map.getDimPosition(map.getNumResults() - 1) == dim;
-  };
-  if (!innermostIs(op.getDpsInputOperand(1), nDim) ||
-      !innermostIs(op.getDpsInitOperand(0), nDim))
-    return skip("N is not the innermost dimension of B and C");
-  // The body must be c += a * b (isaContractionOpInterface also accepts
-  // other combiners only for named ops we see as mul/add).
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t flatM = 1;
+  for (unsigned d : dims.m)
+    flatM *= ranges[d];
 
   GemmPlan p;
   p.unit = unit;
   p.lanes = unit->n;
-  p.m = ranges[dims->m[0]];
-  p.n = ranges[nDim];
-  p.k = ranges[dims->k[0]];
+  p.m = flatM;
+  p.n = ranges[dims.n];
+  p.k = ranges[dims.kInner];
   p.nr = kTileRowVectors * p.lanes;
   const MemoryLevelDesc *regs = chip.getMemoryLevel(MemoryKind::RegisterFile);
   int64_t elemBytes = typeOf(cMem).getIntOrFloatBitWidth() / 8;
@@ -510,12 +607,12 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
 
   ArrayRef<ComputeLevelDesc> levels = chip.computeLevels;
   const ComputeLevelDesc &level = levels[levels.size() > 1 ? 1 : 0];
-  GemmBuilder builder(op, *dims, p);
+  GemmBuilder builder(op, dims, p);
   builder.setLevel(
       StringAttr::get(op->getContext(), stringifyComputeLevelKind(level.kind)));
   builder.build();
   explain(op, llvm::formatv(
-                  "matrix units: {0} {1}x{2}x{3} -> {4} register tile "
+                  "matrix units: {0} MxNxK {1}x{2}x{3} -> {4} register tile "
                   "{5}x{6} ({7} accumulators of {8} registers), KC={9} "
                   "({10}), MC={11} ({12}, >= {13} blocks), NC={14} ({15}), "
                   "M blocks on level '{16}'",

@@ -3,6 +3,8 @@
 // into a strided view must become loops (not a runner-library call).
 // CHECK: OK conv_pad: 1152 values match the reference
 // CHECK: OK maxpool: 288 values match the reference
+// CHECK: OK conv_strided_dilated: 1000 values match the reference
+// CHECK: OK conv_1x1: 3920 values match the reference
 
 func.func @conv_pad(%x: tensor<1x12x12x8xf32>, %w: tensor<3x3x8x8xf32>) -> tensor<1x12x12x8xf32> {
   %z = arith.constant 0.0 : f32
@@ -33,4 +35,29 @@ func.func @maxpool(%x: tensor<1x12x12x8xf32>) -> tensor<1x6x6x8xf32> {
        ins(%p, %k : tensor<1x14x14x8xf32>, tensor<3x3xf32>)
        outs(%f : tensor<1x6x6x8xf32>) -> tensor<1x6x6x8xf32>
   return %r : tensor<1x6x6x8xf32>
+}
+
+// Mapped onto the register-tiled micro-kernel (M = n*oh*ow = 25, N = 40
+// with an edge, K = kh*kw*c blocked along c): stride 2 and dilation 2.
+func.func @conv_strided_dilated(%x: tensor<1x14x14x16xf32>, %w: tensor<3x3x16x40xf32>) -> tensor<1x5x5x40xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x5x5x40xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x5x5x40xf32>) -> tensor<1x5x5x40xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<2> : tensor<2xi64>,
+                                 strides = dense<2> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x14x14x16xf32>, tensor<3x3x16x40xf32>)
+       outs(%f : tensor<1x5x5x40xf32>) -> tensor<1x5x5x40xf32>
+  return %r : tensor<1x5x5x40xf32>
+}
+
+// A 1x1 convolution with batch 2 is a matmul over n*h*w rows.
+func.func @conv_1x1(%x: tensor<2x7x7x24xf32>, %w: tensor<1x1x24x40xf32>) -> tensor<2x7x7x40xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x7x7x40xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<2x7x7x40xf32>) -> tensor<2x7x7x40xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>,
+                                 strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<2x7x7x24xf32>, tensor<1x1x24x40xf32>)
+       outs(%f : tensor<2x7x7x40xf32>) -> tensor<2x7x7x40xf32>
+  return %r : tensor<2x7x7x40xf32>
 }

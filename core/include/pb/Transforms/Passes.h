@@ -37,6 +37,11 @@ void explain(Operation *op, const llvm::Twine &message);
 /// Registers the stage pipelines pb-s1, pb-s2, pb-s3 and pb-lower-to-host.
 void registerPBPipelines();
 
+/// Whether `op` is a reduction computing c += a * b over two inputs and one
+/// init (matmuls, batch matmuls, convolutions, their generic forms): the
+/// ops S3 may map onto matrix units, which S2 therefore keeps as linalg.
+bool isMultiplyAccumulate(linalg::LinalgOp op);
+
 /// Adds stage `stage` ("s1", "s2", "s3" or "host") to `pm`; false for an
 /// unknown stage name.
 /// Ablation switches of the stage pipelines (DESIGN.md section 1).
