@@ -12,7 +12,7 @@ config.name = "PolyBlocks"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".td", ".test"]
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
-                   "Inputs", "ToyChip.td", "TestTargets.td"]
+                   "Inputs", "ToyChip.td", "TestTargets.td", "python"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.pb_obj_root, "test")
 

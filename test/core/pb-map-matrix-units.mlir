@@ -46,3 +46,38 @@ func.func @narrow(%a: memref<64x64xf32>, %b: memref<64x8xf32>,
                 outs(%c : memref<64x8xf32>)
   return
 }
+
+// -----
+
+// A bias + relu epilogue on a temporary result is fused: in the last K
+// block the accumulators go through it into the epilogue's output.
+// EXPLAIN: remark: pb-explain: matrix units: epilogue of 2 ops fused into the micro-kernel's final stores
+// CHECK-LABEL: func.func @epilogue
+// CHECK-NOT: linalg.generic
+// CHECK: scf.if
+// CHECK: arith.addf %{{.*}} : vector<16xf32>
+// CHECK: arith.maximumf %{{.*}} : vector<16xf32>
+// CHECK: vector.store %{{.*}}, %[[OUT:.*]][
+// CHECK: } else {
+// CHECK: vector.store
+func.func @epilogue(%a: memref<64x64xf32>, %b: memref<64x64xf32>,
+                    %bias: memref<64xf32>, %out: memref<64x64xf32>) {
+  %z = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<64x64xf32>
+  linalg.fill ins(%z : f32) outs(%c : memref<64x64xf32>)
+  linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>)
+                outs(%c : memref<64x64xf32>)
+  linalg.generic {
+      indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>,
+                       affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<64x64xf32>, memref<64xf32>)
+      outs(%out : memref<64x64xf32>) {
+  ^bb0(%v: f32, %bb: f32, %o: f32):
+    %s = arith.addf %v, %bb : f32
+    %m = arith.maximumf %s, %z : f32
+    linalg.yield %m : f32
+  }
+  memref.dealloc %c : memref<64x64xf32>
+  return
+}

@@ -43,6 +43,77 @@ bool mlir::pb::isMultiplyAccumulate(linalg::LinalgOp op) {
          (x == body.getArgument(1) && y == body.getArgument(0));
 }
 
+linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac) {
+  if (mac.getNumDpsInits() != 1)
+    return nullptr;
+  Value c = mac.getDpsInitOperand(0)->get();
+  auto cType = dyn_cast<MemRefType>(c.getType());
+  if (!cType || !cType.getLayout().isIdentity())
+    return nullptr;
+  Operation *next = mac->getNextNode();
+  while (next && isa<memref::AllocOp, arith::ConstantOp>(next))
+    next = next->getNextNode();
+  auto epilogue = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!epilogue || !epilogue.hasPureBufferSemantics() ||
+      epilogue.getNumDpsInits() != 1 ||
+      epilogue.getNumParallelLoops() != epilogue.getNumLoops() ||
+      epilogue.getNumLoops() != static_cast<unsigned>(cType.getRank()))
+    return nullptr;
+  OpOperand *out = epilogue.getDpsInitOperand(0);
+  auto outType = dyn_cast<MemRefType>(out->get().getType());
+  if (!outType || outType.getShape() != cType.getShape() ||
+      !outType.getLayout().isIdentity() ||
+      !epilogue.getMatchingIndexingMap(out).isIdentity() ||
+      llvm::is_contained(mac.getDpsInputs(), out->get()))
+    return nullptr;
+  // The result's final value must not be observable, unless the epilogue
+  // overwrites it in place.
+  if (out->get() != c && !c.getDefiningOp<memref::AllocOp>())
+    return nullptr;
+  // Reads of the result (identity map) and of other buffers (projections,
+  // the innermost loop only as the innermost index).
+  unsigned innermost = epilogue.getNumLoops() - 1;
+  int readsOfC = 0;
+  for (OpOperand *input : epilogue.getDpsInputOperands()) {
+    AffineMap map = epilogue.getMatchingIndexingMap(input);
+    if (input->get() == c) {
+      if (!map.isIdentity())
+        return nullptr;
+      ++readsOfC;
+      continue;
+    }
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    if (!type || !map.isProjectedPermutation() || input->get() == out->get() ||
+        llvm::is_contained(mac->getOperands(), input->get()))
+      return nullptr;
+    for (unsigned i = 0, e = map.getNumResults(); i + 1 < e; ++i)
+      if (map.getDimPosition(i) == innermost)
+        return nullptr;
+    if (map.getNumResults() > 0 &&
+        map.getDimPosition(map.getNumResults() - 1) == innermost &&
+        !type.getLayout().isIdentity())
+      return nullptr;
+  }
+  if (readsOfC != 1)
+    return nullptr;
+  // A body of elementwise scalar ops only.
+  for (Operation &op : epilogue.getBlock()->without_terminator())
+    if (op.getNumRegions() != 0 || op.getNumResults() != 1 ||
+        !op.hasTrait<OpTrait::Elementwise>() || isa<linalg::IndexOp>(op))
+      return nullptr;
+  // Nothing else may read the result: every other user is an op before
+  // `mac` (its initialization) or a deallocation.
+  for (Operation *user : c.getUsers()) {
+    if (user == mac.getOperation() || user == epilogue.getOperation() ||
+        isa<memref::DeallocOp>(user))
+      continue;
+    Operation *ancestor = mac->getBlock()->findAncestorOpInBlock(*user);
+    if (!ancestor || !ancestor->isBeforeInBlock(mac))
+      return nullptr;
+  }
+  return epilogue;
+}
+
 namespace {
 class PBLowerToAffinePass
     : public pb::impl::PBLowerToAffinePassBase<PBLowerToAffinePass> {
@@ -61,8 +132,18 @@ public:
       rewriter.eraseOp(copy);
     }
 
+    // Multiply-accumulate ops stay for S3's matrix units, with the
+    // epilogues S3 may fuse into them.
+    llvm::SmallPtrSet<Operation *, 8> kept;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op.hasPureBufferSemantics() && pb::isMultiplyAccumulate(op))
+        if (linalg::GenericOp epilogue = pb::findFusableEpilogue(op))
+          kept.insert(epilogue);
+    });
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
+      if (kept.contains(op))
+        return;
       if (op.hasPureBufferSemantics() && !pb::isMultiplyAccumulate(op))
         ops.push_back(op);
     });

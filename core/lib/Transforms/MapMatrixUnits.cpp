@@ -23,6 +23,7 @@
 #include "pb/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -88,6 +89,8 @@ public:
 
   void build();
   void setLevel(StringAttr attr) { levelAttr = attr; }
+  /// Fuses `generic` (see pb::findFusableEpilogue) into the final stores.
+  void setEpilogue(linalg::GenericOp generic) { epilogue = generic; }
 
 private:
   Value idx(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
@@ -138,6 +141,13 @@ private:
   ImplicitLocOpBuilder b;
   SmallVector<int64_t> ranges;
   StringAttr levelAttr;
+  linalg::GenericOp epilogue;
+  /// True in the last K block, where the epilogue applies (set per block).
+  Value lastK;
+
+  void storeTile(ArrayRef<Value> accs, ArrayRef<SmallVector<Value>> cIndex,
+                 ArrayRef<Value> rows, bool fullTile, bool applyEpilogue);
+  Value applyEpilogue(Value acc, ArrayRef<Value> cIndex, bool fullTile);
 };
 } // namespace
 
@@ -159,6 +169,16 @@ void GemmBuilder::build() {
       Value kc = minIdx(arith::SubIOp::create(b, idx(p.k), pc), p.kc);
       Value jc = loops[dims.n];
       Value nc = minIdx(arith::SubIOp::create(b, idx(p.n), jc), p.nc);
+      if (epilogue) {
+        lastK =
+            arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                  arith::AddIOp::create(b, pc, kc), idx(p.k));
+        for (unsigned dim : dims.kOuter)
+          lastK = arith::AndIOp::create(
+              b, lastK,
+              arith::CmpIOp::create(b, arith::CmpIPredicate::eq, loops[dim],
+                                    idx(ranges[dim] - 1)));
+      }
       packB(bp, loops, jc, pc, kc, nc);
       computeBlock(bp, loops, jc, pc, kc, nc);
       return;
@@ -401,24 +421,102 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
     scf::YieldOp::create(b, next);
   }
 
-  // Store the accumulators back to C.
+  // Store the accumulators back to C; in the last K block, through the
+  // fused epilogue into its output instead.
+  SmallVector<Value> accs(kLoop.getResults());
+  SmallVector<SmallVector<Value>> cIndex;
+  for (int64_t r = 0; r < p.mr; ++r)
+    for (int64_t v = 0; v < nv; ++v)
+      cIndex.push_back(cIndices(r, v).first);
+  if (!epilogue)
+    return storeTile(accs, cIndex, rows, fullTile, false);
+  auto ifOp = scf::IfOp::create(b, lastK, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  storeTile(accs, cIndex, rows, fullTile, true);
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  storeTile(accs, cIndex, rows, fullTile, false);
+}
+
+void GemmBuilder::storeTile(ArrayRef<Value> accs,
+                            ArrayRef<SmallVector<Value>> cIndex,
+                            ArrayRef<Value> rows, bool fullTile,
+                            bool withEpilogue) {
+  int64_t nv = p.nr / p.lanes;
+  Value target = withEpilogue ? epilogue.getDpsInitOperand(0)->get()
+                              : op.getDpsInitOperand(0)->get();
   for (int64_t r = 0; r < p.mr; ++r) {
-    for (int64_t v = 0; v < nv; ++v) {
-      Value value = kLoop.getResult(r * nv + v);
-      auto [index, row] = cIndices(r, v);
-      if (fullTile) {
-        vector::StoreOp::create(b, value, cMem, index);
-        continue;
-      }
-      Value inside =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, idx(p.m));
+    std::optional<OpBuilder::InsertionGuard> guard;
+    if (!fullTile) {
+      // Rows past M are neither read (epilogue inputs) nor written.
+      Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                           rows[r], idx(p.m));
       auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard g(b);
+      guard.emplace(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
-      vector::TransferWriteOp::create(b, value, cMem, index,
-                                      ArrayRef<bool>{false});
+    }
+    for (int64_t v = 0; v < nv; ++v) {
+      ArrayRef<Value> index = cIndex[r * nv + v];
+      Value value = accs[r * nv + v];
+      if (withEpilogue)
+        value = applyEpilogue(value, index, fullTile);
+      if (fullTile)
+        vector::StoreOp::create(b, value, target, index);
+      else
+        vector::TransferWriteOp::create(b, value, target, index,
+                                        ArrayRef<bool>{false});
     }
   }
+}
+
+Value GemmBuilder::applyEpilogue(Value acc, ArrayRef<Value> cIndex,
+                                 bool fullTile) {
+  // The epilogue's loops are the result's dimensions (identity maps).
+  Block *body = epilogue.getBlock();
+  Value cMem = op.getDpsInitOperand(0)->get();
+  unsigned innermost = epilogue.getNumLoops() - 1;
+  IRMapping mapping;
+  for (OpOperand *input : epilogue.getDpsInputOperands()) {
+    BlockArgument arg = body->getArgument(input->getOperandNumber());
+    if (input->get() == cMem) {
+      mapping.map(arg, acc);
+      continue;
+    }
+    AffineMap map = epilogue.getMatchingIndexingMap(input);
+    SmallVector<Value> index;
+    for (unsigned i = 0, e = map.getNumResults(); i < e; ++i)
+      index.push_back(cIndex[map.getDimPosition(i)]);
+    Type elementType = arg.getType();
+    auto vecType = VectorType::get({p.lanes}, elementType);
+    bool vectorRead = map.getNumResults() > 0 &&
+                      map.getDimPosition(map.getNumResults() - 1) == innermost;
+    Value value;
+    if (!vectorRead) {
+      value = vector::BroadcastOp::create(
+          b, vecType, memref::LoadOp::create(b, input->get(), index));
+    } else if (fullTile) {
+      value = vector::LoadOp::create(b, vecType, input->get(), index);
+    } else {
+      Value pad = arith::ConstantOp::create(b, b.getZeroAttr(elementType));
+      value = vector::TransferReadOp::create(b, vecType, input->get(), index,
+                                             pad, ArrayRef<bool>{false});
+    }
+    mapping.map(arg, value);
+  }
+  for (Operation &scalarOp : body->without_terminator()) {
+    for (Value operand : scalarOp.getOperands()) {
+      if (mapping.contains(operand))
+        continue;
+      // A value from outside the body (a constant): splat it.
+      mapping.map(operand, vector::BroadcastOp::create(
+                               b, VectorType::get({p.lanes}, operand.getType()),
+                               operand));
+    }
+    Operation *vectorOp = b.clone(scalarOp, mapping);
+    for (Value result : vectorOp->getResults())
+      result.setType(VectorType::get({p.lanes}, result.getType()));
+  }
+  return mapping.lookup(body->getTerminator()->getOperand(0));
 }
 
 namespace {
@@ -608,6 +706,9 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   ArrayRef<ComputeLevelDesc> levels = chip.computeLevels;
   const ComputeLevelDesc &level = levels[levels.size() > 1 ? 1 : 0];
   GemmBuilder builder(op, dims, p);
+  linalg::GenericOp epilogue = findFusableEpilogue(op);
+  if (epilogue)
+    builder.setEpilogue(epilogue);
   builder.setLevel(
       StringAttr::get(op->getContext(), stringifyComputeLevelKind(level.kind)));
   builder.build();
@@ -622,5 +723,12 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
                   kMinParallelBlocks, p.nc,
                   caches[std::min<size_t>(2, caches.size() - 1)]->name,
                   level.name));
+  if (epilogue) {
+    explain(epilogue,
+            llvm::formatv("matrix units: epilogue of {0} ops fused "
+                          "into the micro-kernel's final stores",
+                          epilogue.getBlock()->getOperations().size() - 1));
+    epilogue->erase();
+  }
   op->erase();
 }

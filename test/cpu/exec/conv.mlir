@@ -5,6 +5,7 @@
 // CHECK: OK maxpool: 288 values match the reference
 // CHECK: OK conv_strided_dilated: 1000 values match the reference
 // CHECK: OK conv_1x1: 3920 values match the reference
+// CHECK: OK conv_bias_relu: 1000 values match the reference
 
 func.func @conv_pad(%x: tensor<1x12x12x8xf32>, %w: tensor<3x3x8x8xf32>) -> tensor<1x12x12x8xf32> {
   %z = arith.constant 0.0 : f32
@@ -60,4 +61,31 @@ func.func @conv_1x1(%x: tensor<2x7x7x24xf32>, %w: tensor<1x1x24x40xf32>) -> tens
        ins(%x, %w : tensor<2x7x7x24xf32>, tensor<1x1x24x40xf32>)
        outs(%f : tensor<2x7x7x40xf32>) -> tensor<2x7x7x40xf32>
   return %r : tensor<2x7x7x40xf32>
+}
+
+// A bias + relu epilogue fused into the micro-kernel's last K block (3x3
+// filter: the last block is the last of kh, kw and the channel blocks).
+func.func @conv_bias_relu(%x: tensor<1x7x7x16xf32>, %w: tensor<3x3x16x40xf32>,
+                          %bias: tensor<40xf32>) -> tensor<1x5x5x40xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x5x5x40xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x5x5x40xf32>) -> tensor<1x5x5x40xf32>
+  %c = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>,
+                                 strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x7x7x16xf32>, tensor<3x3x16x40xf32>)
+       outs(%f : tensor<1x5x5x40xf32>) -> tensor<1x5x5x40xf32>
+  %e2 = tensor.empty() : tensor<1x5x5x40xf32>
+  %r = linalg.generic {
+      indexing_maps = [affine_map<(n, h, w, c) -> (n, h, w, c)>,
+                       affine_map<(n, h, w, c) -> (c)>,
+                       affine_map<(n, h, w, c) -> (n, h, w, c)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c, %bias : tensor<1x5x5x40xf32>, tensor<40xf32>)
+      outs(%e2 : tensor<1x5x5x40xf32>) {
+  ^bb0(%v: f32, %b: f32, %o: f32):
+    %s = arith.addf %v, %b : f32
+    %m = arith.maximumf %s, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<1x5x5x40xf32>
+  return %r : tensor<1x5x5x40xf32>
 }

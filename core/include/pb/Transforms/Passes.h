@@ -42,6 +42,14 @@ void registerPBPipelines();
 /// ops S3 may map onto matrix units, which S2 therefore keeps as linalg.
 bool isMultiplyAccumulate(linalg::LinalgOp op);
 
+/// The elementwise linalg.generic that S3 may fuse into the final stores of
+/// the multiply-accumulate op `mac` (a bias, an activation), or null. It must
+/// follow `mac` (only allocations and constants between them), read `mac`'s
+/// result buffer with an identity map and write a buffer of the same shape;
+/// nothing else may read that result buffer, and it must be a temporary
+/// unless the epilogue overwrites it in place.
+linalg::GenericOp findFusableEpilogue(linalg::LinalgOp mac);
+
 /// Adds stage `stage` ("s1", "s2", "s3" or "host") to `pm`; false for an
 /// unknown stage name.
 /// Ablation switches of the stage pipelines (DESIGN.md section 1).
