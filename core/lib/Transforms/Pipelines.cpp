@@ -30,10 +30,14 @@ using namespace mlir;
 
 static const char *const kS1 =
     "canonicalize,func.func(pb-decompose-aggregates),"
-    "linalg-fuse-elementwise-ops,canonicalize,cse";
+    "linalg-fuse-elementwise-ops,canonicalize,cse,"
+    // Reshape fusion leaves affine.apply on linalg.index in bodies; once S2
+    // turns the indices into loop IVs they are no valid affine symbols.
+    "lower-affine";
 
 static const char *const kS2 =
-    "func.func(pb-mark-inputs-read-only),one-shot-bufferize{bufferize-function-"
+    "func.func(pb-distinct-results,pb-mark-inputs-read-only),"
+    "one-shot-bufferize{bufferize-function-"
     "boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     "buffer-results-to-out-params{hoist-static-allocs "

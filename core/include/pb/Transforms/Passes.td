@@ -103,6 +103,23 @@ def PBDecomposeAggregatesPass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def PBDistinctResultsPass : Pass<"pb-distinct-results", "func::FuncOp"> {
+  let summary = "Give every result of an entry its own tensor";
+  let description = [{
+    Stage S2, before bufferization. When a public function returns the
+    same tensor at several positions, every repeat becomes a `linalg.copy`
+    into a fresh tensor, so that each result has its own buffer: results
+    become caller-owned out-params, one per position.
+
+      return %r, %r
+      ->
+      %e = tensor.empty()
+      %c = linalg.copy ins(%r) outs(%e)
+      return %r, %c
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
+}
+
 def PBDumpStagePass : Pass<"pb-dump-stage", "ModuleOp"> {
   let summary = "Write the module to a file (stage dumps)";
   let description = [{
