@@ -79,6 +79,30 @@ def PBCheckInputContractPass : Pass<"pb-check-input-contract", "ModuleOp"> {
   }];
 }
 
+def PBConvToChannelsLastPass
+    : Pass<"pb-conv-to-channels-last", "func::FuncOp"> {
+  let summary = "Rewrite NCHW/FCHW convolutions as NHWC/HWCF ones between "
+                "transposes";
+  let description = [{
+    Stage S1. A `linalg.conv_2d_nchw_fchw` becomes
+    `linalg.conv_2d_nhwc_hwcf` on transposed operands, its result
+    transposed back. In the channels-last form the output channels are the
+    innermost dimension of the filter and of the result, which is what the
+    matrix-unit mapping of S3 needs (vector loads along N); elementwise
+    fusion then folds the transposes into the neighbouring elementwise ops,
+    so a chain of convolutions and activations mostly stays channels-last.
+
+      %r = linalg.conv_2d_nchw_fchw ins(%x, %w) outs(%o)
+      ->
+      %x2 = linalg.transpose ins(%x) permutation = [0, 2, 3, 1]
+      %w2 = linalg.transpose ins(%w) permutation = [2, 3, 1, 0]
+      %o2 = linalg.transpose ins(%o) permutation = [0, 2, 3, 1]
+      %r2 = linalg.conv_2d_nhwc_hwcf ins(%x2, %w2) outs(%o2)
+      %r = linalg.transpose ins(%r2) permutation = [0, 3, 1, 2]
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
+}
+
 def PBDecomposeAggregatesPass
     : InterfacePass<"pb-decompose-aggregates", "mlir::FunctionOpInterface"> {
   let summary = "Decompose composite linalg ops into their primitive ops";
