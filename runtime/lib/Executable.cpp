@@ -32,14 +32,21 @@ struct Entry {
 
 struct pb_executable {
   void *handle = nullptr;
+  /// The in-memory file the code was loaded from. It stays open while the
+  /// code is loaded: dlopen identifies libraries by path, and the path
+  /// names this descriptor, so no other executable may reuse its number.
+  int fd = -1;
   llvm::StringMap<Entry> entries;
   ~pb_executable() {
     if (handle)
       dlclose(handle);
+    if (fd >= 0)
+      close(fd);
   }
 };
 
-static pb_status *loadSharedObject(const std::string &payload, void **handle) {
+static pb_status *loadSharedObject(const std::string &payload, void **handle,
+                                   int *fdOut) {
   int fd = memfd_create("polyblocks-kernel", MFD_CLOEXEC);
   if (fd < 0)
     return makeStatus(PB_STATUS_RUNTIME_ERROR,
@@ -55,14 +62,27 @@ static pb_status *loadSharedObject(const std::string &payload, void **handle) {
     written += n;
   }
   std::string path = "/proc/self/fd/" + std::to_string(fd);
+  *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (*handle) {
+    // A library of this name is still loaded (never expected while every
+    // loaded executable keeps its descriptor): refuse rather than run
+    // another artifact's code.
+    dlclose(*handle);
+    *handle = nullptr;
+    close(fd);
+    return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                      "cannot load the artifact's code: " + path +
+                          " names an already loaded library");
+  }
   *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  close(fd);
   if (!*handle) {
+    close(fd);
     const char *error = dlerror();
     return makeStatus(PB_STATUS_RUNTIME_ERROR,
                       llvm::Twine("cannot load the artifact's code: ") +
                           (error ? error : "unknown dlopen error"));
   }
+  *fdOut = fd;
   return nullptr;
 }
 
@@ -92,8 +112,8 @@ pb_status *pbExecutableLoad(const pb_artifact *artifact, pb_executable **out) {
                             "' cannot be loaded by this runtime");
 
     auto executable = std::make_unique<pb_executable>();
-    if (pb_status *status =
-            loadSharedObject(artifact->payload, &executable->handle))
+    if (pb_status *status = loadSharedObject(
+            artifact->payload, &executable->handle, &executable->fd))
       return status;
     for (const llvm::json::Value &value : *entries) {
       const llvm::json::Object *entry = value.getAsObject();

@@ -9,6 +9,7 @@
 #include "pb/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/Transforms/Passes.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -50,6 +51,27 @@ static Value findBufferWrittenByManyNests(func::FuncOp func) {
   return {};
 }
 
+/// A memref accessed by an affine load or store through a view (a subview,
+/// a reshape) of another buffer, or null. Upstream fusion's dependence
+/// analysis compares memrefs by SSA value, so it would miss the dependence
+/// between accesses to the view and to the viewed buffer.
+static Value findAccessedView(func::FuncOp func) {
+  Value view;
+  func.walk([&](Operation *op) {
+    Value memref;
+    if (auto read = dyn_cast<affine::AffineReadOpInterface>(op))
+      memref = read.getMemRef();
+    else if (auto write = dyn_cast<affine::AffineWriteOpInterface>(op))
+      memref = write.getMemRef();
+    if (memref && memref.getDefiningOp<ViewLikeOpInterface>()) {
+      view = memref;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return view;
+}
+
 namespace {
 class PBAffineFusionPass
     : public pb::impl::PBAffineFusionPassBase<PBAffineFusionPass> {
@@ -67,6 +89,14 @@ public:
     uint64_t thresholdKiB = level ? level->capacityBytes / 1024 : 0;
     unsigned nestsBefore = countNests(func);
 
+    if (Value view = findAccessedView(func)) {
+      explain(func, llvm::formatv("fusion: off in this function: {0} is "
+                                  "accessed through a view of another "
+                                  "buffer, which fusion's dependence "
+                                  "analysis cannot see",
+                                  view.getDefiningOp()->getName()));
+      return;
+    }
     OpPassManager pm(func::FuncOp::getOperationName());
     Value reused = findBufferWrittenByManyNests(func);
     StringRef mode = reused ? "sibling" : "greedy";

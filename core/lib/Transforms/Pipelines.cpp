@@ -43,7 +43,7 @@ static const char *const kS2 =
     "buffer-results-to-out-params{hoist-static-allocs "
     "modify-public-functions},"
     "func.func(buffer-hoisting),buffer-deallocation-pipeline,"
-    "func.func(pb-lower-to-affine),canonicalize,cse,"
+    "func.func(pb-lower-to-affine),fold-memref-alias-ops,canonicalize,cse,"
     "func.func(affine-scalrep)";
 
 static std::string getS3Spec(const pb::PipelineOptions &options) {
