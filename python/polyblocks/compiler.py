@@ -1,0 +1,322 @@
+"""Compile input-contract MLIR into artifacts, load and run them on tensors.
+
+    art = polyblocks.compile(mlir_text, target="cpu-host",
+                             options={"fusion": True, "matrix_units": True})
+    outs = art.executable().run("forward", [x, w])
+
+Compilations are cached: key = sha256(module text, target, options,
+pbVersion(), identity of the loaded libPolyBlocks.so), first in a per-process
+dict, then on disk in ``$POLYBLOCKS_CACHE_DIR`` (default
+``~/.cache/polyblocks``; ``POLYBLOCKS_CACHE=0`` turns the disk cache off).
+Cache files are written atomically (temporary file + ``os.replace``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Sequence
+
+import torch
+
+from . import _capi
+from ._capi import PolyBlocksError, StatusCode
+
+__all__ = ["Artifact", "Executable", "compile", "format_options", "cache_dir",
+           "cache_key", "stats", "clear_memory_cache", "DTYPES"]
+
+log = logging.getLogger("polyblocks")
+
+# Metadata dtype name <-> torch dtype.
+DTYPES: dict[str, torch.dtype] = {
+    "f32": torch.float32,
+    "f16": torch.float16,
+    "bf16": torch.bfloat16,
+    "f64": torch.float64,
+    "i1": torch.bool,
+    "i8": torch.int8,
+    "i16": torch.int16,
+    "i32": torch.int32,
+    "i64": torch.int64,
+}
+
+# Counters, for tests and for `polyblocks.compiler.stats` users.
+stats = {"compiles": 0, "memory_hits": 0, "disk_hits": 0}
+
+_memory_cache: dict[str, "Artifact"] = {}
+_cache_lock = threading.Lock()
+
+# Python-side option names -> C API keys.
+_OPTION_KEYS = {
+    "fusion": "fusion",
+    "matrix_units": "matrix-units",
+    "matrix-units": "matrix-units",
+    "pipeline": "pipeline",
+    "reduce_reduce_fusion": "reduce-reduce-fusion",
+    "reduce-reduce-fusion": "reduce-reduce-fusion",
+    "mma_fusion": "mma-fusion",
+    "mma-fusion": "mma-fusion",
+}
+
+
+def format_options(options: str | Mapping[str, Any] | None) -> str:
+    """The C API option string ("fusion=1,matrix-units=0"), keys sorted.
+
+    ``options`` is None, such a string, or a mapping whose keys are C API
+    keys or their snake_case spelling; booleans become 0/1."""
+    if options is None:
+        return ""
+    if isinstance(options, str):
+        items = [item.strip() for item in options.split(",") if item.strip()]
+        return ",".join(sorted(items))
+    items = []
+    for key, value in options.items():
+        if value is None:
+            continue
+        ckey = _OPTION_KEYS.get(key, key)
+        if isinstance(value, bool):
+            value = int(value)
+        items.append(f"{ckey}={value}")
+    return ",".join(sorted(items))
+
+
+def cache_dir() -> Path | None:
+    """The on-disk cache directory, or None when the disk cache is off."""
+    if os.environ.get("POLYBLOCKS_CACHE", "1").lower() in ("0", "off", "false", "no"):
+        return None
+    env = os.environ.get("POLYBLOCKS_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "polyblocks"
+
+
+def _library_identity() -> str:
+    # pbVersion() does not change between development rebuilds; the library's
+    # size and mtime do, so a rebuilt compiler never reuses stale artifacts.
+    try:
+        st = _capi.library_path().stat()
+        return f"{st.st_size}:{st.st_mtime_ns}"
+    except OSError:
+        return ""
+
+
+def cache_key(mlir_text: str, target: str, options: str) -> str:
+    h = hashlib.sha256()
+    for part in (mlir_text, target, options, _capi.version(), _library_identity()):
+        h.update(part.encode("utf-8"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def clear_memory_cache() -> None:
+    with _cache_lock:
+        _memory_cache.clear()
+
+
+class Artifact:
+    """A compiled module: metadata, code, and (lazily) its loaded executable."""
+
+    def __init__(self, handle: _capi.ArtifactHandle, key: str | None = None):
+        self._handle = handle
+        self.key = key
+        self._metadata: dict | None = None
+        self._executable: Executable | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def metadata(self) -> dict:
+        """{"format", "target", "compiler", "options", "entries": [{"name",
+        "inputs": [{"shape", "dtype"}], "outputs": [...]}], ...}"""
+        if self._metadata is None:
+            self._metadata = json.loads(self._handle.metadata_json())
+        return self._metadata
+
+    @property
+    def entries(self) -> list[str]:
+        return [e["name"] for e in self.metadata["entries"]]
+
+    def save(self, path: str | os.PathLike) -> None:
+        self._handle.save(path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Artifact":
+        return cls(_capi.ArtifactHandle.load(path))
+
+    def executable(self) -> "Executable":
+        """The artifact's code loaded into this process (loaded once)."""
+        if self._executable is None:
+            with self._lock:
+                if self._executable is None:
+                    self._executable = Executable(self)
+        return self._executable
+
+    def run(self, entry: str, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        return self.executable().run(entry, inputs)
+
+    def __repr__(self) -> str:
+        md = self.metadata
+        return f"Artifact(target={md.get('target')!r}, entries={self.entries!r})"
+
+
+class _EntrySpec:
+    __slots__ = ("name", "bname", "inputs", "outputs")
+
+    def __init__(self, entry: dict):
+        self.name = entry["name"]
+        self.bname = self.name.encode()
+        self.inputs = [(tuple(t["shape"]), _dtype(t["dtype"])) for t in entry["inputs"]]
+        self.outputs = [(tuple(t["shape"]), _dtype(t["dtype"])) for t in entry["outputs"]]
+
+
+def _dtype(name: str) -> torch.dtype:
+    try:
+        return DTYPES[name]
+    except KeyError:
+        raise _capi.UnsupportedError(
+            StatusCode.UNSUPPORTED, f"element type {name!r} has no torch dtype") from None
+
+
+# A non-null address for zero-element buffers (the C API rejects NULL).
+_EMPTY = ctypes.create_string_buffer(16)
+_EMPTY_PTR = ctypes.addressof(_EMPTY)
+
+
+class Executable:
+    """An artifact's code loaded into the process; runs entries on tensors."""
+
+    def __init__(self, artifact: Artifact):
+        self.artifact = artifact
+        self._handle = _capi.ExecutableHandle(artifact._handle)
+        self._entries = {e["name"]: _EntrySpec(e) for e in artifact.metadata["entries"]}
+        self.device = torch.device("cpu")
+
+    def entry_spec(self, entry: str) -> _EntrySpec:
+        try:
+            return self._entries[entry]
+        except KeyError:
+            raise PolyBlocksError(
+                StatusCode.INVALID_ARGUMENT,
+                f"no entry named {entry!r}; entries: {sorted(self._entries)}") from None
+
+    def run(self, entry: str, inputs: Sequence[torch.Tensor],
+            outputs: Sequence[torch.Tensor] | None = None) -> list[torch.Tensor]:
+        """Runs ``entry`` on ``inputs`` and returns its outputs.
+
+        Inputs are passed by pointer after ``.contiguous()`` (a copy only
+        when the tensor is not already dense row-major); their shapes and
+        dtypes must match the metadata exactly. Outputs are allocated with
+        ``torch.empty`` (or taken from ``outputs``, which must be contiguous)
+        and written in place by the compiled code."""
+        spec = self.entry_spec(entry)
+        if len(inputs) != len(spec.inputs):
+            raise PolyBlocksError(
+                StatusCode.INVALID_ARGUMENT,
+                f"entry {entry!r} takes {len(spec.inputs)} inputs, got {len(inputs)}")
+        keep = []  # keeps contiguous copies alive during the call
+        ptrs = []
+        for i, (t, (shape, dtype)) in enumerate(zip(inputs, spec.inputs)):
+            if not isinstance(t, torch.Tensor):
+                raise PolyBlocksError(
+                    StatusCode.INVALID_ARGUMENT,
+                    f"input {i} of {entry!r} is a {type(t).__name__}, not a torch.Tensor")
+            if t.dtype != dtype or tuple(t.shape) != shape:
+                raise PolyBlocksError(
+                    StatusCode.INVALID_ARGUMENT,
+                    f"input {i} of {entry!r} must be {_describe(shape, dtype)}, "
+                    f"got {_describe(tuple(t.shape), t.dtype)}")
+            if t.device != self.device:
+                raise PolyBlocksError(
+                    StatusCode.INVALID_ARGUMENT,
+                    f"input {i} of {entry!r} is on {t.device}, the executable runs on "
+                    f"{self.device}")
+            t = t.detach().resolve_neg().resolve_conj().contiguous()
+            keep.append(t)
+            ptrs.append(t.data_ptr() if t.numel() else _EMPTY_PTR)
+        if outputs is None:
+            outputs = [torch.empty(shape, dtype=dtype) for shape, dtype in spec.outputs]
+        else:
+            outputs = list(outputs)
+            if len(outputs) != len(spec.outputs):
+                raise PolyBlocksError(
+                    StatusCode.INVALID_ARGUMENT,
+                    f"entry {entry!r} has {len(spec.outputs)} outputs, got {len(outputs)}")
+            for i, (t, (shape, dtype)) in enumerate(zip(outputs, spec.outputs)):
+                if (t.dtype != dtype or tuple(t.shape) != shape or not t.is_contiguous()
+                        or t.device != self.device):
+                    raise PolyBlocksError(
+                        StatusCode.INVALID_ARGUMENT,
+                        f"output {i} of {entry!r} must be a contiguous "
+                        f"{_describe(shape, dtype)} on {self.device}")
+        for t in outputs:
+            ptrs.append(t.data_ptr() if t.numel() else _EMPTY_PTR)
+        n = len(ptrs)
+        buffers = (ctypes.c_void_p * max(n, 1))(*ptrs)
+        self._handle.run(spec.bname, buffers, n)
+        return outputs
+
+
+def _describe(shape, dtype) -> str:
+    return f"{dtype} of shape {list(shape)}"
+
+
+def compile(mlir_text: str, target: str = "cpu-host",
+            options: str | Mapping[str, Any] | None = None, *,
+            cache: bool = True) -> Artifact:
+    """Compiles an input-contract MLIR module for ``target``.
+
+    ``options``: None, a C API option string, or a mapping such as
+    ``{"fusion": False, "matrix_units": True, "pipeline": "reference"}``.
+    Raises PolyBlocksError (UnsupportedError for unsupported features) with
+    the compiler's diagnostics."""
+    opts = format_options(options)
+    if not cache:
+        stats["compiles"] += 1
+        return Artifact(_capi.ArtifactHandle.compile(mlir_text, target, opts or None))
+    key = cache_key(mlir_text, target, opts)
+    with _cache_lock:
+        art = _memory_cache.get(key)
+    if art is not None:
+        stats["memory_hits"] += 1
+        return art
+    directory = cache_dir()
+    path = directory / f"{key}.pbart" if directory is not None else None
+    if path is not None and path.is_file():
+        try:
+            art = Artifact(_capi.ArtifactHandle.load(path), key)
+            stats["disk_hits"] += 1
+            log.debug("polyblocks: disk cache hit %s", path)
+        except PolyBlocksError as e:
+            log.warning("polyblocks: ignoring unreadable cache file %s: %s", path, e)
+            art = None
+    if art is None:
+        art = Artifact(_capi.ArtifactHandle.compile(mlir_text, target, opts or None), key)
+        stats["compiles"] += 1
+        if path is not None:
+            _store(art, path)
+    with _cache_lock:
+        art = _memory_cache.setdefault(key, art)
+    return art
+
+
+def _store(art: Artifact, path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem[:16]}.", suffix=".tmp",
+                                   dir=path.parent)
+        os.close(fd)
+        try:
+            art.save(tmp)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    except (OSError, PolyBlocksError) as e:
+        log.warning("polyblocks: cannot write the compile cache at %s: %s", path, e)

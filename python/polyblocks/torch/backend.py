@@ -1,0 +1,341 @@
+"""The ``polyblocks`` torch.compile backend.
+
+    model = torch.compile(model, backend="polyblocks",
+                          options={"target": "cpu-host", "strict": False,
+                                   "fusion": True, "matrix_units": True})
+
+Dynamo's graph goes through AOTAutograd with the core ATen decompositions;
+each forward (or backward) graph is emitted as one input-contract MLIR
+function and compiled by the C API. Ops without an emitter split the graph:
+the supported parts are compiled, the rest runs eagerly, and each fallback
+op is logged once on the ``polyblocks`` logger. ``strict=True`` raises
+NotImplementedError naming the op instead. Graphs with symbolic shapes
+(dynamo's automatic dynamic shapes) are specialized: compiled once per
+distinct set of concrete input shapes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from typing import Any, Callable
+
+import torch
+import torch.fx as fx
+
+from .. import compiler as _compiler
+from .._capi import PolyBlocksError
+from .emitter import EmittedGraph, emit_graph, node_support, op_name
+from .mlir import Unsupported
+
+__all__ = ["polyblocks_backend", "Options", "register", "compile_graph"]
+
+log = logging.getLogger("polyblocks")
+
+_logged_fallbacks: set[str] = set()
+_log_lock = threading.Lock()
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """Options of the backend (``torch.compile(..., options={...})``).
+
+    target:       PolyBlocks target ("cpu-host", "cpu-x86-64-v4", ...).
+    strict:       raise NotImplementedError instead of falling back to eager.
+    fusion:       S3 fusion on/off (ablation; None = compiler default).
+    matrix_units: S3 matrix-unit mapping on/off (ablation; None = default).
+    pipeline:     "optimized" (default) or "reference" (skips S3).
+    freeze:       fold parameters into the module as constants (not
+                  implemented yet: raises NotImplementedError).
+    """
+
+    target: str = "cpu-host"
+    strict: bool = False
+    fusion: bool | None = None
+    matrix_units: bool | None = None
+    pipeline: str | None = None
+    freeze: bool = False
+
+    @classmethod
+    def parse(cls, options: dict | None) -> "Options":
+        if options is None:
+            return cls()
+        if isinstance(options, Options):
+            return options
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(options) - names)
+        if unknown:
+            raise ValueError(f"polyblocks: unknown backend options {unknown}; "
+                             f"known: {sorted(names)}")
+        return cls(**options)
+
+    def compiler_options(self) -> dict:
+        return {"fusion": self.fusion, "matrix_units": self.matrix_units,
+                "pipeline": self.pipeline}
+
+
+def _log_fallback(op: str, reason: str) -> None:
+    with _log_lock:
+        if op in _logged_fallbacks:
+            return
+        _logged_fallbacks.add(op)
+    log.warning("polyblocks: %s runs in eager (not compiled): %s", op, reason)
+
+
+# ---------------------------------------------------------------------------
+# Compiled graphs at run time
+# ---------------------------------------------------------------------------
+
+class CompiledGraph:
+    """Runs one emitted graph's executable and rebuilds the graph's outputs."""
+
+    def __init__(self, emitted: EmittedGraph, executable: _compiler.Executable | None):
+        self.emitted = emitted
+        self.executable = executable
+        self.arg_indices = emitted.arg_indices
+        self.plan = emitted.plan
+        self.single = emitted.single
+        self.container = emitted.out_container
+
+    def __call__(self, *args):
+        if self.executable is not None:
+            results = self.executable.run("forward", [args[i] for i in self.arg_indices])
+        else:
+            results = []
+        outs = []
+        for kind, v in self.plan:
+            if kind == "result":
+                outs.append(results[v])
+            elif kind == "input":
+                outs.append(args[v])
+            elif kind == "clone":
+                outs.append(results[v].clone())
+            elif kind == "clone_input":
+                outs.append(args[v].clone())
+            elif kind == "empty":
+                outs.append(torch.empty(v[0], dtype=v[1]))
+            else:
+                outs.append(v)
+        if self.single:
+            return outs[0]
+        return self.container(outs) if self.container in (tuple, list) else tuple(outs)
+
+
+class _SubgraphModule(torch.nn.Module):
+    def __init__(self, runner: CompiledGraph):
+        super().__init__()
+        self.runner = runner
+
+    def forward(self, *args):
+        return self.runner(*args)
+
+
+def compile_graph(gm: fx.GraphModule, opts: Options) -> CompiledGraph:
+    """Emits and compiles a fully supported graph (raises Unsupported or
+    PolyBlocksError)."""
+    emitted = emit_graph(gm)
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug("polyblocks: MLIR for %d ops:\n%s", len(emitted.ops), emitted.text)
+    if emitted.num_results == 0:
+        return CompiledGraph(emitted, None)
+    try:
+        art = _compiler.compile(emitted.text, target=opts.target,
+                                options=opts.compiler_options())
+    except PolyBlocksError as e:
+        e.mlir = emitted.text  # for debugging
+        raise
+    return CompiledGraph(emitted, art.executable())
+
+
+# ---------------------------------------------------------------------------
+# FX graph (after AOTAutograd) -> compiled callable
+# ---------------------------------------------------------------------------
+
+def _support_map(gm: fx.GraphModule) -> tuple[dict, list]:
+    supported: dict[fx.Node, bool] = {}
+    unsupported: list[tuple[fx.Node, str]] = []
+    import operator
+    for node in gm.graph.nodes:
+        if node.op != "call_function":
+            continue
+        if node.target is operator.getitem:
+            src = node.args[0]
+            supported[node] = supported.get(src, False)
+            continue
+        ok, reason = node_support(node)
+        supported[node] = ok
+        if not ok:
+            unsupported.append((node, reason))
+    return supported, unsupported
+
+
+def _eager(gm: fx.GraphModule):
+    return gm.forward
+
+
+def compile_fx_graph(gm: fx.GraphModule, example_inputs, opts: Options) -> Callable:
+    """The AOTAutograd forward/backward compiler: returns a callable taking
+    the graph's inputs positionally."""
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+    with unset_fake_temporarily():  # emitters make real (small) tensors
+        return _compile_fx_graph(gm, opts)
+
+
+def _compile_fx_graph(gm: fx.GraphModule, opts: Options) -> Callable:
+    supported, unsupported = _support_map(gm)
+    if unsupported:
+        node, reason = unsupported[0]
+        if opts.strict:
+            raise NotImplementedError(
+                f"polyblocks (strict): {op_name(node)} is not supported: {reason}")
+        for node, reason in unsupported:
+            _log_fallback(op_name(node), reason)
+        if not any(supported.values()):
+            return _eager(gm)
+        return _compile_partitioned(gm, supported, opts)
+    try:
+        return compile_graph(gm, opts)
+    except (Unsupported, PolyBlocksError) as e:
+        if opts.strict:
+            raise
+        log.warning("polyblocks: a graph of %d nodes runs in eager: %s",
+                    len(gm.graph.nodes), e)
+        return _eager(gm)
+
+
+def _compile_partitioned(gm: fx.GraphModule, supported: dict, opts: Options):
+    from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+    from torch.fx.passes.operator_support import OperatorSupportBase
+
+    class _Support(OperatorSupportBase):
+        def is_node_supported(self, submodules, node):
+            return supported.get(node, False)
+
+    partitioner = CapabilityBasedPartitioner(gm, _Support(), allows_single_node_partition=True)
+    partitions = partitioner.propose_partitions()
+    fused = partitioner.fuse_partitions(partitions)
+    for node in list(fused.graph.nodes):
+        if node.op != "call_module":
+            continue
+        sub = getattr(fused, node.target)
+        if not isinstance(sub, fx.GraphModule):
+            continue
+        # Placeholders of the submodule get the metadata of the values fed in.
+        phs = [n for n in sub.graph.nodes if n.op == "placeholder"]
+        for ph, a in zip(phs, node.args):
+            if isinstance(a, fx.Node) and "val" not in ph.meta and "val" in a.meta:
+                ph.meta["val"] = a.meta["val"]
+        try:
+            runner = compile_graph(sub, opts)
+        except (Unsupported, PolyBlocksError) as e:
+            log.warning("polyblocks: a subgraph of %d nodes runs in eager: %s",
+                        len(sub.graph.nodes), e)
+            continue
+        setattr(fused, node.target, _SubgraphModule(runner))
+    fused.recompile()
+    return fused.forward
+
+
+# ---------------------------------------------------------------------------
+# The dynamo backend
+# ---------------------------------------------------------------------------
+
+def _decompositions():
+    from torch._decomp import core_aten_decompositions, get_decompositions
+    table = dict(core_aten_decompositions())
+    aten = torch.ops.aten
+    # Ops that stay in core ATen but are simpler for us decomposed.
+    table.update(get_decompositions([
+        aten.upsample_nearest2d, aten.upsample_bilinear2d, aten.upsample_nearest1d,
+        aten.upsample_linear1d, aten.upsample_nearest3d, aten._native_batch_norm_legit,
+        aten._native_batch_norm_legit_functional, aten.native_dropout,
+        aten.max_pool2d_with_indices_backward, aten.embedding_dense_backward,
+        aten.adaptive_max_pool2d, aten.reflection_pad1d, aten.reflection_pad2d,
+        aten.reflection_pad3d, aten.replication_pad1d, aten.replication_pad2d,
+        aten.replication_pad3d, aten.nll_loss_forward, aten.nll_loss2d_forward,
+        aten.grid_sampler_2d, aten.im2col, aten.col2im,
+    ]))
+    return table
+
+
+def _has_symbolic(example_inputs) -> bool:
+    for x in example_inputs:
+        if isinstance(x, torch.SymInt):
+            return True
+        if isinstance(x, torch.Tensor) and any(not isinstance(s, int) for s in x.shape):
+            return True
+    return False
+
+
+def _aot(gm: fx.GraphModule, example_inputs, opts: Options):
+    from torch._functorch.aot_autograd import aot_module_simplified, make_boxed_func
+
+    def fw_compiler(g, inputs):
+        return make_boxed_func(compile_fx_graph(g, inputs, opts))
+
+    return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler,
+                                 bw_compiler=fw_compiler, decompositions=_decompositions())
+
+
+class _Specializing:
+    """For graphs with symbolic shapes: one static compilation per distinct
+    set of concrete input shapes, made at the first call with them."""
+
+    def __init__(self, gm: fx.GraphModule, opts: Options):
+        self.gm = gm
+        self.opts = opts
+        self.compiled: dict[tuple, Callable] = {}
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def _key(args) -> tuple:
+        key = []
+        for a in args:
+            if isinstance(a, torch.Tensor):
+                key.append((tuple(a.shape), a.dtype, a.device, a.requires_grad))
+            else:
+                key.append(a)
+        return tuple(key)
+
+    def __call__(self, *args):
+        key = self._key(args)
+        fn = self.compiled.get(key)
+        if fn is None:
+            with self.lock:
+                fn = self.compiled.get(key)
+                if fn is None:
+                    fn = _aot(self.gm, list(args), self.opts)
+                    self.compiled[key] = fn
+        return fn(*args)
+
+
+def polyblocks_backend(gm: fx.GraphModule, example_inputs, options: dict | None = None,
+                       **kwargs: Any):
+    """torch._dynamo backend: ``torch.compile(m, backend="polyblocks")``."""
+    opts = Options.parse(options)
+    if opts.freeze:
+        raise NotImplementedError("polyblocks: options={'freeze': True} is not implemented "
+                                  "yet (parameters are passed as arguments)")
+    if _has_symbolic(example_inputs):
+        return _Specializing(gm, opts)
+    return _aot(gm, example_inputs, opts)
+
+
+def register() -> None:
+    """Registers the backend with torch._dynamo under the name "polyblocks"
+    (unless an installed entry point already provides it: dynamo then loads
+    it through the entry point, and registering twice would be an error)."""
+    try:
+        from torch._dynamo.backends import registry
+    except ImportError:  # pragma: no cover
+        return
+    if "polyblocks" in registry._COMPILER_FNS:
+        return
+    try:
+        from importlib.metadata import entry_points
+        if any(ep.name == "polyblocks" for ep in entry_points(group="torch_dynamo_backends")):
+            return
+    except Exception:  # pragma: no cover - broken metadata: register directly
+        pass
+    registry.register_backend(compiler_fn=polyblocks_backend, name="polyblocks")

@@ -1,0 +1,309 @@
+"""FX graph (ATen, static shapes) -> input-contract MLIR.
+
+``emit_graph(gm)`` emits ONE ``func.func @forward`` whose arguments are the
+graph's placeholders that the computation reads, and whose results are the
+distinct computed outputs; an :class:`OutputPlan` says how to rebuild the
+graph's output structure from them (placeholders returned as-is, repeated
+values, python constants). ``node_support(node)`` says whether a single node
+can be emitted, by emitting it alone.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+from .mlir import FunctionBuilder, Unsupported, Value, mlir_type, tensor_type
+from .ops import EMITTERS, EMPTY_INPUTS_OK, EmitContext
+
+__all__ = ["emit_graph", "node_support", "EmittedGraph", "op_name"]
+
+
+def op_name(node: fx.Node) -> str:
+    t = node.target
+    if isinstance(t, torch._ops.OpOverload):
+        return f"aten.{t.__name__}" if t.namespace == "aten" else f"{t.namespace}.{t.__name__}"
+    return getattr(t, "__name__", str(t))
+
+
+def _meta(node):
+    return node.meta.get("val", None)
+
+
+def _check_tensor_meta(t, what: str) -> None:
+    if not isinstance(t, torch.Tensor):
+        raise Unsupported(f"{what} is a {type(t).__name__}, not a tensor")
+    if t.device.type != "cpu":
+        raise Unsupported(f"{what} is on {t.device}")
+    if t.is_sparse or t.layout != torch.strided:
+        raise Unsupported(f"{what} has layout {t.layout}")
+    for s in t.shape:
+        if not isinstance(s, int):
+            raise Unsupported(f"{what} has a symbolic shape {list(t.shape)}")
+    mlir_type(t.dtype)  # raises for unsupported dtypes
+
+
+def _is_empty(v) -> bool:
+    """A Value standing for a tensor with no elements: it has no SSA name
+    and never appears in the IR (nothing needs computing)."""
+    return isinstance(v, Value) and v.name is None
+
+
+def _empty_value(t) -> Value:
+    return Value(None, tuple(int(s) for s in t.shape), t.dtype)
+
+
+def _check_result_meta(node) -> None:
+    val = _meta(node)
+    if val is None:
+        raise Unsupported("no shape information")
+    if isinstance(val, (list, tuple)):
+        for i, v in enumerate(val):
+            if isinstance(v, torch.Tensor) and _used_result(node, i):
+                _check_tensor_meta(v, f"result {i}")
+            elif v is not None and not isinstance(v, torch.Tensor):
+                raise Unsupported(f"result {i} is a {type(v).__name__}")
+    else:
+        _check_tensor_meta(val, "the result")
+
+
+def _used_result(node, i) -> bool:
+    for user in node.users:
+        if user.target is not operator.getitem or user.args[1] == i:
+            return True
+    return False
+
+
+def _lookup(node):
+    fn = EMITTERS.get(node.target)
+    if fn is None:
+        raise Unsupported("no emitter")
+    return fn
+
+
+def _map_args(args, env):
+    def conv(a):
+        if isinstance(a, fx.Node):
+            return env[a]
+        if isinstance(a, (list, tuple)):
+            return type(a)(conv(x) for x in a)
+        if isinstance(a, torch.dtype) or isinstance(a, (torch.device, torch.layout,
+                                                       torch.memory_format)):
+            return a
+        if isinstance(a, torch.SymInt):
+            raise Unsupported("symbolic argument")
+        return a
+    return conv(args)
+
+
+def _check_value(v, expect, what):
+    if not isinstance(v, Value):
+        raise Unsupported(f"emitter returned {type(v).__name__} for {what}")
+    shape = tuple(int(s) for s in expect.shape)
+    if v.shape != shape or v.dtype != expect.dtype:
+        raise Unsupported(f"emitter produced {tensor_type(v.shape, v.dtype)} for {what}, "
+                          f"expected {tensor_type(shape, expect.dtype)}")
+
+
+def _emit_node(b: FunctionBuilder, node: fx.Node, env) -> Any:
+    """Emits one call_function node; returns a Value or a list of them."""
+    if node.target is operator.getitem:
+        src, idx = node.args
+        vals = env[src]
+        if not isinstance(vals, (list, tuple)):
+            raise Unsupported("getitem of a non-tuple")
+        v = vals[idx]
+        if v is None:
+            raise Unsupported(f"result {idx} of {op_name(src)} is not emitted")
+        return v
+    _check_result_meta(node)
+    val = _meta(node)
+    if isinstance(val, torch.Tensor) and val.numel() == 0:
+        return _empty_value(val)  # any op: nothing to compute
+    fn = _lookup(node)
+    for a in node.all_input_nodes:
+        v = env.get(a)
+        if v is None:
+            raise Unsupported(f"input {a.name} unavailable")
+        if _is_empty(v) and node.target not in EMPTY_INPUTS_OK:
+            raise Unsupported(f"input {a.name} has no elements")
+    args = _map_args(node.args, env)
+    kwargs = _map_args(dict(node.kwargs), env)
+    cx = EmitContext(b, node, _meta(node))
+    result = fn(cx, *args, **kwargs)
+    val = _meta(node)
+    if isinstance(val, (list, tuple)):
+        if not isinstance(result, (list, tuple)) or len(result) != len(val):
+            raise Unsupported("emitter returned the wrong number of results")
+        result = list(result)
+        for i, (r, m) in enumerate(zip(result, val)):
+            if isinstance(m, torch.Tensor) and m.numel() == 0:
+                result[i] = _empty_value(m)
+            elif r is not None:
+                _check_value(r, m, f"result {i}")
+            elif _used_result(node, i):
+                raise Unsupported(f"result {i} is used but not emitted")
+        return list(result)
+    _check_value(result, val, "the result")
+    return result
+
+
+def _get_attr(gm, target: str):
+    obj = gm
+    for part in target.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def node_support(node: fx.Node) -> tuple[bool, str]:
+    """(supported, reason) for one call_function node, found by emitting it
+    on placeholder arguments."""
+    if node.op != "call_function":
+        return False, f"{node.op} nodes are not compiled"
+    if node.target is operator.getitem:
+        return True, ""
+    b = FunctionBuilder()
+    env = {}
+    try:
+        _lookup(node)
+        for i, a in enumerate(node.all_input_nodes):
+            val = _meta(a)
+            if val is None and a.op == "get_attr":
+                val = _get_attr(a.graph.owning_module, a.target)
+            if isinstance(val, (list, tuple)):
+                vals = []
+                for j, v in enumerate(val):
+                    if isinstance(v, torch.Tensor) and v.device.type == "cpu":
+                        vals.append(_empty_value(v) if v.numel() == 0 else
+                                    Value(f"%in{i}_{j}", tuple(v.shape), v.dtype))
+                    else:
+                        vals.append(None)
+                env[a] = vals
+            else:
+                _check_tensor_meta(val, f"input {a.name}")
+                env[a] = _empty_value(val) if val.numel() == 0 else \
+                    Value(f"%in{i}", tuple(val.shape), val.dtype)
+        # getitem inputs: resolve through their producer
+        _emit_node(b, node, env)
+    except Unsupported as e:
+        return False, str(e)
+    except (TypeError, ValueError, KeyError, IndexError, AssertionError,
+            AttributeError, NotImplementedError) as e:
+        return False, f"emitter error: {type(e).__name__}: {e}"
+    return True, ""
+
+
+@dataclass
+class EmittedGraph:
+    text: str
+    # Indices (into the graph's placeholders) of the func's arguments.
+    arg_indices: list[int]
+    # How to build the graph's outputs: ("result", k) -> func result k,
+    # ("input", i) -> placeholder i, ("clone", k) -> a clone of func result k,
+    # ("const", v) -> python value v.
+    plan: list[tuple]
+    # Whether the graph returns a single value rather than a tuple/list.
+    single: bool
+    out_container: type = tuple
+    num_results: int = 0
+    ops: list[str] = field(default_factory=list)
+
+
+def emit_graph(gm: fx.GraphModule, func_name: str = "forward") -> EmittedGraph:
+    """Emits the whole graph; raises Unsupported for the first node it
+    cannot emit."""
+    graph = gm.graph
+    b = FunctionBuilder()
+    env: dict = {}
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    args = []
+    for i, p in enumerate(placeholders):
+        val = _meta(p)
+        if not p.users:
+            continue
+        if isinstance(val, torch.Tensor):
+            _check_tensor_meta(val, f"input {p.name}")
+            if val.numel() == 0:
+                env[p] = _empty_value(val)
+                continue
+            v = Value(f"%arg{len(args)}", tuple(val.shape), val.dtype)
+            env[p] = v
+            args.append((i, v))
+        else:
+            raise Unsupported(f"input {p.name} is a {type(val).__name__}")
+    ops = []
+    output_node = None
+    for node in graph.nodes:
+        if node.op == "placeholder":
+            continue
+        if node.op == "output":
+            output_node = node
+            break
+        if node.op == "get_attr":
+            t = _get_attr(gm, node.target)
+            if not isinstance(t, torch.Tensor):
+                raise Unsupported(f"get_attr {node.target} is not a tensor")
+            _check_tensor_meta(t, f"constant {node.target}")
+            env[node] = b.constant_tensor(t)
+            continue
+        if node.op != "call_function":
+            raise Unsupported(f"{node.op} node {node.name}")
+        try:
+            env[node] = _emit_node(b, node, env)
+        except Unsupported as e:
+            raise Unsupported(f"{op_name(node)}: {e}") from None
+        if node.target is not operator.getitem:
+            ops.append(op_name(node))
+    assert output_node is not None
+    outs = output_node.args[0]
+    single = not isinstance(outs, (list, tuple))
+    out_list = [outs] if single else list(outs)
+    plan = []
+    results: list[Value] = []
+    seen: dict[str, int] = {}
+    arg_names = {v.name for _, v in args}
+    ph_index = {p: i for i, p in enumerate(placeholders)}
+    for o in out_list:
+        if isinstance(o, fx.Node):
+            if o.op == "placeholder":
+                plan.append(("input", ph_index[o]))
+                continue
+            v = env[o]
+            if not isinstance(v, Value):
+                raise Unsupported(f"output {o.name} is not a tensor")
+            if _is_empty(v):
+                plan.append(("empty", (v.shape, v.dtype)))
+                continue
+            if v.name in arg_names:
+                # A computation that folded to an input (e.g. a clone):
+                # a fresh copy of that input.
+                plan.append(("clone_input", ph_index[placeholders[
+                    next(i for i, a in args if a.name == v.name)]]))
+                continue
+            if v.name in seen:
+                # The same SSA value twice: returned once, and a clone in
+                # Python for the second output (distinct tensors, as eager).
+                plan.append(("clone", seen[v.name]))
+                continue
+            seen[v.name] = len(results)
+            plan.append(("result", len(results)))
+            results.append(v)
+        else:
+            plan.append(("const", o))
+    arg_text = ", ".join(f"{v.name}: {v.type}" for _, v in args)
+    res_types = ", ".join(v.type for v in results)
+    lines = [f"func.func @{func_name}({arg_text}) -> ({res_types}) {{"]
+    lines += b.lines
+    if results:
+        lines.append(f"  return {', '.join(v.name for v in results)} : {res_types}")
+    else:
+        lines.append("  return")
+    lines.append("}")
+    return EmittedGraph(text="\n".join(lines) + "\n", arg_indices=[i for i, _ in args],
+                        plan=plan, single=single,
+                        out_container=type(outs) if not single else tuple,
+                        num_results=len(results), ops=ops)

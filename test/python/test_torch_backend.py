@@ -1,0 +1,275 @@
+"""The torch.compile backend: models, fallback to eager, strict mode,
+options, recompilation, the compile cache across processes, registration."""
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import polyblocks
+from polyblocks import compiler
+from polyblocks.torch.backend import Options, polyblocks_backend
+
+from helpers import compile_strict, exception_chain, reset_fallback_log
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.fc2 = nn.Linear(32, 32)
+        self.fc3 = nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = F.gelu(self.fc1(x))
+        x = torch.tanh(self.fc2(x)) + x
+        return F.log_softmax(self.fc3(x), dim=-1)
+
+
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.bn2 = nn.BatchNorm2d(16)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(16, 5)
+
+    def forward(self, x):
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = F.max_pool2d(x, 2)
+        x = F.relu(self.bn2(self.conv2(x)))
+        return self.fc(torch.flatten(self.pool(x), 1))
+
+
+def _randomize_bn(model):
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 1.5)
+    return model
+
+
+def test_backend_is_registered():
+    assert "polyblocks" in torch._dynamo.list_backends()
+    from torch._dynamo.backends.registry import lookup_backend
+    assert lookup_backend("polyblocks") is polyblocks_backend
+
+
+def test_mlp_inference():
+    torch.manual_seed(0)
+    model = MLP().eval()
+    x = torch.randn(4, 16)
+    before = compiler.stats["compiles"] + compiler.stats["memory_hits"]
+    with torch.no_grad():
+        out = compile_strict(model)(x)
+        ref = model(x)
+    torch.testing.assert_close(out, ref)
+    assert compiler.stats["compiles"] + compiler.stats["memory_hits"] > before
+
+
+def test_cnn_inference():
+    torch.manual_seed(0)
+    model = _randomize_bn(CNN()).eval()
+    x = torch.randn(2, 3, 16, 16)
+    with torch.no_grad():
+        out = compile_strict(model)(x)
+        ref = model(x)
+    torch.testing.assert_close(out, ref, rtol=1e-4, atol=1e-5)
+
+
+def test_torchvision_resnet_block():
+    tv = pytest.importorskip("torchvision")
+    torch.manual_seed(0)
+    block = _randomize_bn(tv.models.resnet.BasicBlock(8, 8)).eval()
+    x = torch.randn(1, 8, 12, 12)
+    with torch.no_grad():
+        torch.testing.assert_close(compile_strict(block)(x), block(x), rtol=1e-4, atol=1e-5)
+
+
+def test_training_forward_and_backward():
+    torch.manual_seed(0)
+    model = MLP()
+    ref_model = MLP()
+    ref_model.load_state_dict(model.state_dict())
+    x = torch.randn(4, 16)
+    loss = compile_strict(model)(x).square().mean()
+    loss.backward()
+    ref = ref_model(x).square().mean()
+    ref.backward()
+    torch.testing.assert_close(loss, ref)
+    for p, q in zip(model.parameters(), ref_model.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-6)
+
+
+def test_ablation_options():
+    torch.manual_seed(0)
+    model = MLP().eval()
+    x = torch.randn(3, 16)
+    seen = []
+    real = compiler.compile
+
+    def recording(text, target="cpu-host", options=None, **kw):
+        seen.append(compiler.format_options(options))
+        return real(text, target, options, **kw)
+
+    compiler.compile = recording
+    try:
+        with torch.no_grad():
+            out = compile_strict(model, fusion=False, matrix_units=False)(x)
+    finally:
+        compiler.compile = real
+    torch.testing.assert_close(out, model(x))
+    assert seen and all(s == "fusion=0,matrix-units=0" for s in seen)
+
+
+def test_unknown_option_is_an_error():
+    with pytest.raises(ValueError, match="unknown backend options"):
+        Options.parse({"fusoin": False})
+
+
+def test_freeze_not_implemented():
+    with pytest.raises(Exception) as info:
+        with torch.no_grad():
+            compile_strict(MLP().eval(), freeze=True)(torch.randn(2, 16))
+    assert any(isinstance(e, NotImplementedError) for e in exception_chain(info.value))
+
+
+def _with_unsupported(x):
+    y = torch.sin(x) * 2
+    s, _ = torch.sort(y, dim=-1)   # no emitter: runs in eager
+    return torch.relu(s) + 1
+
+
+def test_fallback_runs_eager_and_logs_once(caplog):
+    reset_fallback_log()
+    torch._dynamo.reset()
+    fn = torch.compile(_with_unsupported, backend="polyblocks", dynamic=False)
+    x = torch.randn(3, 5)
+    with caplog.at_level(logging.WARNING, logger="polyblocks"):
+        with torch.no_grad():
+            torch.testing.assert_close(fn(x), _with_unsupported(x))
+            y = torch.randn(4, 5)  # a second graph (recompilation) with the same op
+            torch.testing.assert_close(fn(y), _with_unsupported(y))
+    msgs = [r.getMessage() for r in caplog.records if r.name == "polyblocks"]
+    sort_msgs = [m for m in msgs if "aten.sort" in m]
+    assert len(sort_msgs) == 1, msgs
+    assert "eager" in sort_msgs[0]
+
+
+def test_fallback_compiles_supported_parts():
+    reset_fallback_log()
+    torch._dynamo.reset()
+    before = compiler.stats["compiles"] + compiler.stats["memory_hits"] + \
+        compiler.stats["disk_hits"]
+    fn = torch.compile(_with_unsupported, backend="polyblocks", dynamic=False)
+    x = torch.randn(2, 7)
+    with torch.no_grad():
+        torch.testing.assert_close(fn(x), _with_unsupported(x))
+    after = compiler.stats["compiles"] + compiler.stats["memory_hits"] + \
+        compiler.stats["disk_hits"]
+    assert after - before == 2  # the parts before and after the sort
+
+
+def test_strict_mode_raises_naming_the_op():
+    with pytest.raises(Exception) as info:
+        with torch.no_grad():
+            compile_strict(_with_unsupported)(torch.randn(3, 5))
+    chain = exception_chain(info.value)
+    nie = [e for e in chain if isinstance(e, NotImplementedError)]
+    assert nie, chain
+    assert "aten.sort" in str(nie[0])
+
+
+def test_two_batch_sizes_compile_twice(tmp_path, monkeypatch):
+    monkeypatch.setenv("POLYBLOCKS_CACHE_DIR", str(tmp_path))
+    compiler.clear_memory_cache()
+    torch.manual_seed(0)
+    model = MLP().eval()
+    fn = compile_strict(model)
+    before = compiler.stats["compiles"]
+    with torch.no_grad():
+        for bs in (2, 5, 2, 5, 2):
+            x = torch.randn(bs, 16)
+            torch.testing.assert_close(fn(x), model(x))
+    assert compiler.stats["compiles"] - before == 2
+
+
+def test_automatic_dynamic_shapes_are_specialized(tmp_path, monkeypatch):
+    # Default torch.compile marks the batch dim dynamic after a recompile;
+    # the backend then compiles once per concrete shape.
+    monkeypatch.setenv("POLYBLOCKS_CACHE_DIR", str(tmp_path))
+    compiler.clear_memory_cache()
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = MLP().eval()
+    fn = torch.compile(model, backend="polyblocks", options={"strict": True})
+    before = compiler.stats["compiles"]
+    with torch.no_grad():
+        for bs in (2, 3, 3, 6, 2):
+            x = torch.randn(bs, 16)
+            torch.testing.assert_close(fn(x), model(x))
+    assert compiler.stats["compiles"] - before == 3
+
+
+def test_disk_cache_hit_from_second_process(tmp_path):
+    code = textwrap.dedent("""
+        import json, torch, polyblocks
+        from polyblocks import compiler
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.ReLU()).eval()
+        fn = torch.compile(model, backend="polyblocks", options={"strict": True})
+        with torch.no_grad():
+            x = torch.randn(3, 6)
+            torch.testing.assert_close(fn(x), model(x))
+        print(json.dumps(compiler.stats))
+    """)
+    env = dict(os.environ, POLYBLOCKS_CACHE_DIR=str(tmp_path))
+    stats = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        stats.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert stats[0]["compiles"] >= 1 and stats[0]["disk_hits"] == 0
+    assert stats[1]["compiles"] == 0 and stats[1]["disk_hits"] == stats[0]["compiles"]
+    assert list(tmp_path.glob("*.tmp")) == []
+
+
+def test_entry_point_loads_backend(tmp_path):
+    """The torch_dynamo_backends entry point from pyproject.toml: dynamo
+    finds the backend without `import polyblocks` (metadata generated with
+    setuptools' egg_info into a temporary directory)."""
+    out = subprocess.run([sys.executable, "setup.py", "-q", "egg_info", "-e", str(tmp_path)],
+                         cwd=ROOT / "python", capture_output=True, text=True, timeout=120)
+    if out.returncode != 0:
+        pytest.skip(f"cannot generate package metadata: {out.stderr[-500:]}")
+    code = textwrap.dedent("""
+        import sys, torch
+        from torch._dynamo.backends.registry import lookup_backend
+        assert "polyblocks" not in sys.modules
+        fn = lookup_backend("polyblocks")
+        print(fn.__module__, fn.__name__)
+        model = torch.nn.Linear(3, 2)
+        c = torch.compile(model, backend="polyblocks", options={"strict": True})
+        with torch.no_grad():
+            x = torch.randn(2, 3)
+            torch.testing.assert_close(c(x), model(x))
+    """)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(ROOT / "python")])
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "polyblocks.torch.backend polyblocks_backend" in out.stdout
