@@ -37,8 +37,8 @@ static const char *const kS1 =
 
 static const char *const kS2 =
     "func.func(pb-distinct-results,pb-mark-inputs-read-only),"
-    "one-shot-bufferize{bufferize-function-"
-    "boundaries "
+    "one-shot-bufferize{"
+    "bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
     "buffer-results-to-out-params{hoist-static-allocs "
     "modify-public-functions},"
@@ -58,9 +58,9 @@ static std::string getS3Spec(const pb::PipelineOptions &options) {
 }
 
 static const char *const kHost =
-    "convert-linalg-to-affine-loops,lower-affine,convert-scf-to-cf,convert-"
-    "vector-to-scf,lower-affine,"
-    "convert-scf-to-cf,convert-vector-to-llvm,expand-strided-metadata,"
+    "convert-linalg-to-affine-loops,lower-affine,convert-scf-to-cf,"
+    "convert-vector-to-scf,lower-affine,convert-scf-to-cf,"
+    "convert-vector-to-llvm,expand-strided-metadata,"
     "lower-affine,finalize-memref-to-llvm,convert-math-to-llvm,"
     "convert-math-to-libm,convert-arith-to-llvm,convert-index-to-llvm,"
     "convert-cf-to-llvm,convert-func-to-llvm,convert-ub-to-llvm,"

@@ -45,8 +45,7 @@ using namespace mlir::pb;
 static const char *const kCPUS4 =
     "pb-cpu-approximate-math,arith-expand{include-bf16=true},"
     "convert-linalg-to-affine-loops,lower-affine,"
-    "convert-scf-to-openmp,convert-"
-    "vector-to-scf,lower-affine,"
+    "convert-scf-to-openmp,convert-vector-to-scf,lower-affine,"
     "convert-vector-to-llvm,expand-strided-metadata,lower-affine,"
     "finalize-memref-to-llvm,convert-scf-to-cf,convert-math-to-llvm,"
     "convert-math-to-libm,convert-arith-to-llvm,convert-index-to-llvm,"
