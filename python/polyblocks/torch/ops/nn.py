@@ -43,22 +43,25 @@ def _bmm(cx, x, y):
     return _matmul(cx.b, x, y, cx.dtype, True)
 
 
-@register(aten.addmm.default)
-def _addmm(cx, bias, x, y, *, beta=1, alpha=1):
-    mm = _matmul(cx.b, x, y, compute_dtype(cx.dtype), False)
+def _scaled_sum(cx, bias, mm, beta, alpha):
+    """beta * bias + alpha * mm (bias ignored when beta is 0), as torch's
+    addmm/baddbmm define it."""
     if beta == 0:
         return ew(cx, [mm], lambda b, m: _alpha_mul(b, m, alpha))
     return ew(cx, [bias, mm], lambda b, c, m: _add(b, _alpha_mul(b, c, beta),
                                                    _alpha_mul(b, m, alpha)))
+
+
+@register(aten.addmm.default)
+def _addmm(cx, bias, x, y, *, beta=1, alpha=1):
+    mm = _matmul(cx.b, x, y, compute_dtype(cx.dtype), False)
+    return _scaled_sum(cx, bias, mm, beta, alpha)
 
 
 @register(aten.baddbmm.default)
 def _baddbmm(cx, bias, x, y, *, beta=1, alpha=1):
     mm = _matmul(cx.b, x, y, compute_dtype(cx.dtype), True)
-    if beta == 0:
-        return ew(cx, [mm], lambda b, m: _alpha_mul(b, m, alpha))
-    return ew(cx, [bias, mm], lambda b, c, m: _add(b, _alpha_mul(b, c, beta),
-                                                   _alpha_mul(b, m, alpha)))
+    return _scaled_sum(cx, bias, mm, beta, alpha)
 
 
 @register(aten.mv.default)
