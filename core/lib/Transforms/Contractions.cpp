@@ -1,0 +1,111 @@
+//===- Contractions.cpp - Recognizing contractions and epilogues ----------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Shared by S2 (pb-lower-to-affine keeps these ops as linalg) and S3
+// (pb-map-matrix-units maps them onto matrix units).
+//
+//===----------------------------------------------------------------------===//
+
+#include "pb/Transforms/Passes.h"
+
+using namespace mlir;
+
+bool mlir::pb::isMultiplyAccumulate(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() == 0 || op->getNumRegions() != 1)
+    return false;
+  Block &body = op->getRegion(0).front();
+  if (body.getNumArguments() != 3 || body.getOperations().size() != 3)
+    return false;
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (!yield || yield.getNumOperands() != 1)
+    return false;
+  Operation *add = yield.getOperand(0).getDefiningOp();
+  if (!add || !isa<arith::AddFOp, arith::AddIOp>(add))
+    return false;
+  Value acc = body.getArgument(2);
+  Value product =
+      add->getOperand(0) == acc ? add->getOperand(1) : add->getOperand(0);
+  if (add->getOperand(0) != acc && add->getOperand(1) != acc)
+    return false;
+  Operation *mul = product.getDefiningOp();
+  if (!mul || !isa<arith::MulFOp, arith::MulIOp>(mul))
+    return false;
+  Value x = mul->getOperand(0), y = mul->getOperand(1);
+  return (x == body.getArgument(0) && y == body.getArgument(1)) ||
+         (x == body.getArgument(1) && y == body.getArgument(0));
+}
+
+linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac) {
+  if (mac.getNumDpsInits() != 1)
+    return nullptr;
+  Value c = mac.getDpsInitOperand(0)->get();
+  auto cType = dyn_cast<MemRefType>(c.getType());
+  if (!cType || !cType.getLayout().isIdentity())
+    return nullptr;
+  Operation *next = mac->getNextNode();
+  while (next && isa<memref::AllocOp, arith::ConstantOp>(next))
+    next = next->getNextNode();
+  auto epilogue = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!epilogue || !epilogue.hasPureBufferSemantics() ||
+      epilogue.getNumDpsInits() != 1 ||
+      epilogue.getNumParallelLoops() != epilogue.getNumLoops() ||
+      epilogue.getNumLoops() != static_cast<unsigned>(cType.getRank()))
+    return nullptr;
+  OpOperand *out = epilogue.getDpsInitOperand(0);
+  auto outType = dyn_cast<MemRefType>(out->get().getType());
+  if (!outType || outType.getShape() != cType.getShape() ||
+      !outType.getLayout().isIdentity() ||
+      !epilogue.getMatchingIndexingMap(out).isIdentity() ||
+      llvm::is_contained(mac.getDpsInputs(), out->get()))
+    return nullptr;
+  // The result's final value must not be observable, unless the epilogue
+  // overwrites it in place.
+  if (out->get() != c && !c.getDefiningOp<memref::AllocOp>())
+    return nullptr;
+  // Reads of the result (identity map) and of other buffers (projections,
+  // the innermost loop only as the innermost index).
+  unsigned innermost = epilogue.getNumLoops() - 1;
+  int readsOfC = 0;
+  for (OpOperand *input : epilogue.getDpsInputOperands()) {
+    AffineMap map = epilogue.getMatchingIndexingMap(input);
+    if (input->get() == c) {
+      if (!map.isIdentity())
+        return nullptr;
+      ++readsOfC;
+      continue;
+    }
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    if (!type || !map.isProjectedPermutation() || input->get() == out->get() ||
+        llvm::is_contained(mac->getOperands(), input->get()))
+      return nullptr;
+    for (unsigned i = 0, e = map.getNumResults(); i + 1 < e; ++i)
+      if (map.getDimPosition(i) == innermost)
+        return nullptr;
+    if (map.getNumResults() > 0 &&
+        map.getDimPosition(map.getNumResults() - 1) == innermost &&
+        !type.getLayout().isIdentity())
+      return nullptr;
+  }
+  if (readsOfC != 1)
+    return nullptr;
+  // A body of elementwise scalar ops only.
+  for (Operation &op : epilogue.getBlock()->without_terminator())
+    if (op.getNumRegions() != 0 || op.getNumResults() != 1 ||
+        !op.hasTrait<OpTrait::Elementwise>() || isa<linalg::IndexOp>(op))
+      return nullptr;
+  // Nothing else may read the result: every other user is an op before
+  // `mac` (its initialization) or a deallocation.
+  for (Operation *user : c.getUsers()) {
+    if (user == mac.getOperation() || user == epilogue.getOperation() ||
+        isa<memref::DeallocOp>(user))
+      continue;
+    Operation *ancestor = mac->getBlock()->findAncestorOpInBlock(*user);
+    if (!ancestor || !ancestor->isBeforeInBlock(mac))
+      return nullptr;
+  }
+  return epilogue;
+}
