@@ -49,6 +49,39 @@ func.func @narrow(%a: memref<64x64xf32>, %b: memref<64x8xf32>,
 
 // -----
 
+// The epilogue's output buffer and constants were allocated between the
+// contraction and the epilogue: they move above the kernel that now writes
+// them (before this, the fused stores used a buffer defined after them).
+// CHECK-LABEL: func.func @epilogue_later_alloc
+// CHECK: linalg.fill
+// CHECK-NEXT: %[[OUT:.*]] = memref.alloc() : memref<64x64xf32>
+// CHECK: arith.constant 2.0
+// CHECK: scf.for
+// CHECK: vector.store %{{.*}}, %[[OUT]][
+// CHECK: return %[[OUT]]
+func.func @epilogue_later_alloc(%a: memref<64x64xf32>, %b: memref<64x64xf32>)
+    -> memref<64x64xf32> {
+  %z = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<64x64xf32>
+  linalg.fill ins(%z : f32) outs(%c : memref<64x64xf32>)
+  linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>)
+                outs(%c : memref<64x64xf32>)
+  %out = memref.alloc() : memref<64x64xf32>
+  %two = arith.constant 2.0 : f32
+  linalg.generic {
+      indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<64x64xf32>) outs(%out : memref<64x64xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %m = arith.mulf %v, %two : f32
+    linalg.yield %m : f32
+  }
+  memref.dealloc %c : memref<64x64xf32>
+  return %out : memref<64x64xf32>
+}
+
+// -----
+
 // A bias + relu epilogue on a temporary result is fused: in the last K
 // block the accumulators go through it into the epilogue's output.
 // EXPLAIN: remark: pb-explain: matrix units: epilogue of 2 ops fused into the micro-kernel's final stores

@@ -707,8 +707,13 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   const ComputeLevelDesc &level = levels[levels.size() > 1 ? 1 : 0];
   GemmBuilder builder(op, dims, p);
   linalg::GenericOp epilogue = findFusableEpilogue(op);
-  if (epilogue)
+  if (epilogue) {
+    // The epilogue runs inside the kernel, at `op`: the buffers and constants
+    // that S2 placed between the two (operand-free) must be defined before.
+    while (op->getNextNode() != epilogue)
+      op->getNextNode()->moveBefore(op);
     builder.setEpilogue(epilogue);
+  }
   builder.setLevel(
       StringAttr::get(op->getContext(), stringifyComputeLevelKind(level.kind)));
   builder.build();

@@ -68,7 +68,24 @@ public:
         return;
       SmallVector<affine::LoopReduction> loopReductions;
       std::optional<uint64_t> trip = affine::getConstantTripCount(loop);
-      if (!trip || *trip % lanes != 0 ||
+      // The upstream vectorizer reports an error on (and leaves scalar) an
+      // access to a memref with a non-identity layout, e.g. a view.
+      bool stridedAccess =
+          loop.getBody()
+              ->walk([](Operation *op) {
+                Value memref;
+                if (auto load = dyn_cast<affine::AffineLoadOp>(op))
+                  memref = load.getMemRef();
+                else if (auto store = dyn_cast<affine::AffineStoreOp>(op))
+                  memref = store.getMemRef();
+                auto type = memref ? dyn_cast<MemRefType>(memref.getType())
+                                   : MemRefType();
+                return type && !type.getLayout().isIdentity()
+                           ? WalkResult::interrupt()
+                           : WalkResult::advance();
+              })
+              .wasInterrupted();
+      if (!trip || *trip % lanes != 0 || stridedAccess ||
           !affine::isLoopParallel(loop, &loopReductions)) {
         ++skipped;
         return;
