@@ -593,20 +593,30 @@ static FailureOr<GemmDims> classify(linalg::LinalgOp op, std::string &why) {
       return failure();
     }
   }
-  if (n.size() != 1 || dims.m.empty() || k.empty()) {
-    why = "not exactly one N loop, or no M or K loop";
+  if (n.empty() || dims.m.empty() || k.empty()) {
+    why = "no M, N or K loop";
     return failure();
   }
-  dims.n = n.front();
   // N must be the innermost dimension of B and C (vector loads and stores).
   auto innermostIs = [&](AffineMap map, unsigned dim) {
     auto expr = dyn_cast<AffineDimExpr>(map.getResult(map.getNumResults() - 1));
     return expr && expr.getPosition() == dim;
   };
-  if (!innermostIs(mapB, dims.n) || !innermostIs(mapC, dims.n)) {
-    why = "N is not the innermost dimension of B and C";
+  auto innermostN = llvm::find_if(n, [&](unsigned d) {
+    return innermostIs(mapB, d) && innermostIs(mapC, d);
+  });
+  if (innermostN == n.end()) {
+    why = "no N loop is the innermost dimension of B and C";
     return failure();
   }
+  dims.n = *innermostN;
+  // Further N loops (a projection whose N was split by a reshape, e.g.
+  // attention heads x head size) iterate around the GEMM like batch loops:
+  // A, which they do not index, is repacked for each of them.
+  for (unsigned d : n)
+    if (d != dims.n)
+      dims.batch.push_back(d);
+  llvm::sort(dims.batch);
   // KC blocks run along A's innermost dimension when it is a K loop, so
   // that packing A reads consecutive elements.
   dims.kInner = k.back();
