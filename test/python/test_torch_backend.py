@@ -139,11 +139,48 @@ def test_unknown_option_is_an_error():
         Options.parse({"fusoin": False})
 
 
-def test_freeze_not_implemented():
+def _compiled_texts(fn):
+    """Runs fn() and returns the MLIR texts it compiled."""
+    seen = []
+    real = compiler.compile
+
+    def spy(text, *a, **k):
+        seen.append(text)
+        return real(text, *a, **k)
+
+    compiler.compile = spy
+    try:
+        return fn(), seen
+    finally:
+        compiler.compile = real
+
+
+def test_freeze_folds_parameters_into_constants():
+    torch.manual_seed(0)
+    model = CNN().eval()
+    _randomize_bn(model)
+    x = torch.randn(2, 3, 16, 16)
+    with torch.no_grad():
+        ref = model(x)
+        out, texts = _compiled_texts(lambda: compile_strict(model, freeze=True)(x))
+        plain, plain_texts = _compiled_texts(lambda: compile_strict(model)(x))
+    torch.testing.assert_close(out, ref, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(plain, ref, rtol=1e-4, atol=1e-5)
+    # Frozen: the function takes only the image; the weights are constants
+    # and BatchNorm was folded into the convolutions at compile time.
+    assert len(texts) == 1 and len(plain_texts) == 1
+    head = texts[0].split("\n", 1)[0]
+    assert head.count("%arg") == 1 and "tensor<2x3x16x16xf32>" in head, head
+    assert "math.sqrt" in plain_texts[0] and "math.sqrt" not in texts[0]
+    assert plain_texts[0].split("\n", 1)[0].count("%arg") > 1
+
+
+def test_freeze_refuses_training():
+    model = MLP()
     with pytest.raises(Exception) as info:
-        with torch.no_grad():
-            compile_strict(MLP().eval(), freeze=True)(torch.randn(2, 16))
-    assert any(isinstance(e, NotImplementedError) for e in exception_chain(info.value))
+        compile_strict(model, freeze=True)(torch.randn(2, 16))
+    assert any(isinstance(e, NotImplementedError) and "inference" in str(e)
+               for e in exception_chain(info.value))
 
 
 def _with_unsupported(x):

@@ -46,8 +46,9 @@ class Options:
     fusion:       S3 fusion on/off (ablation; None = compiler default).
     matrix_units: S3 matrix-unit mapping on/off (ablation; None = default).
     pipeline:     "optimized" (default) or "reference" (skips S3).
-    freeze:       fold parameters into the module as constants (not
-                  implemented yet: raises NotImplementedError).
+    freeze:       inference only: parameters and buffers become constants
+                  of the compiled code, read once at compile time, and
+                  what depends only on them is folded (see freezing.py).
     """
 
     target: str = "cpu-host"
@@ -274,8 +275,27 @@ def _aot(gm: fx.GraphModule, example_inputs, opts: Options):
     def fw_compiler(g, inputs):
         return make_boxed_func(compile_fx_graph(g, inputs, opts))
 
+    inference_compiler = None
+    if opts.freeze:
+        from .freezing import freeze_graph, static_inputs
+        if torch.is_grad_enabled() and any(
+                isinstance(x, torch.Tensor) and x.requires_grad
+                for x in [*example_inputs, *gm.parameters()]):
+            raise NotImplementedError(
+                "polyblocks: freeze=True is for inference: run the model under "
+                "torch.no_grad() or torch.inference_mode()")
+        values = static_inputs(gm, example_inputs)
+
+        def inference_compiler(g, inputs):
+            from torch._subclasses.fake_tensor import unset_fake_temporarily
+            with unset_fake_temporarily():  # folds real values
+                g = freeze_graph(g, values)
+            return make_boxed_func(compile_fx_graph(g, inputs, opts))
+
     return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler,
-                                 bw_compiler=fw_compiler, decompositions=_decompositions())
+                                 bw_compiler=fw_compiler,
+                                 inference_compiler=inference_compiler,
+                                 decompositions=_decompositions())
 
 
 class _Specializing:
@@ -314,9 +334,6 @@ def polyblocks_backend(gm: fx.GraphModule, example_inputs, options: dict | None 
                        **kwargs: Any):
     """torch._dynamo backend: ``torch.compile(m, backend="polyblocks")``."""
     opts = Options.parse(options)
-    if opts.freeze:
-        raise NotImplementedError("polyblocks: options={'freeze': True} is not implemented "
-                                  "yet (parameters are passed as arguments)")
     if _has_symbolic(example_inputs):
         return _Specializing(gm, opts)
     return _aot(gm, example_inputs, opts)

@@ -17,7 +17,6 @@
 
 #include "pb/Target/Backend.h"
 
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
@@ -26,6 +25,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -100,6 +100,31 @@ createTargetMachine(ModuleOp module, const ChipDesc &chip) {
   return machine;
 }
 
+/// LLVM's O3 pipeline without its loop vectorizer, SLP vectorizer and loop
+/// unroller: S3 has already vectorized and register-tiled the code. On
+/// resnet18 this cuts S5 from about 18 s to 5 s; the run time's change was
+/// within this machine's run-to-run noise (about 15%).
+static void optimizeLLVMModule(llvm::Module &module,
+                               llvm::TargetMachine &machine) {
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = false;
+  tuning.SLPVectorization = false;
+  tuning.LoopUnrolling = false;
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder builder(&machine, tuning);
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm =
+      builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(module, mam);
+}
+
 static LogicalResult emitCPU(ModuleOp module, const ChipDesc &chip,
                              EmittedBinary &binary) {
   DialectRegistry registry;
@@ -119,10 +144,7 @@ static LogicalResult emitCPU(ModuleOp module, const ChipDesc &chip,
   llvmModule->setTargetTriple(machine->getTargetTriple());
   llvmModule->setDataLayout(machine->createDataLayout());
 
-  auto optimize = makeOptimizingTransformer(3, 0, machine.get());
-  if (llvm::Error error = optimize(llvmModule.get()))
-    return emitError(module, "LLVM optimization failed: " +
-                                 llvm::toString(std::move(error)));
+  optimizeLLVMModule(*llvmModule, *machine);
 
   llvm::SmallString<0> object;
   {

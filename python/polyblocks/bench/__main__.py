@@ -1,0 +1,239 @@
+"""python -m polyblocks.bench --suite models: whole models through
+torch.compile(backend="polyblocks") against eager and Inductor.
+
+For each model (polyblocks.bench.models, random weights, batch 1 by default)
+it measures, in one process and one after the other on the same inputs:
+  - the compile time (the first call of the compiled model, with an empty
+    PolyBlocks compile cache), for PolyBlocks and for each compiled baseline;
+  - the median time of --runs calls after --warmup calls, for each;
+  - PolyBlocks' accuracy against eager by the dynamo benchmark harness's rule
+    (allclose at 1e-3, else RMSE against a float64 reference).
+It prints a Markdown table with the speedups over each baseline and their
+geometric mean, and writes models.md, models.csv and models.png (a bar chart)
+to --out. A model that fails to compile is reported as such and left out of
+the geomean.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import csv
+import datetime
+import math
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import torch
+
+from . import models
+
+BASELINES = ("eager", "inductor")
+
+
+def _progress(i: int, n: int, text: str) -> None:
+    width = 24
+    done = int(width * i / n)
+    bar = "#" * done + "." * (width - done)
+    sys.stderr.write(f"\r[{bar}] {i}/{n} {text[:60]:<60}")
+    sys.stderr.flush()
+    if i == n:
+        sys.stderr.write("\n")
+
+
+def _median_ms(fn, inputs, runs: int, warmup: int) -> float:
+    for _ in range(warmup):
+        fn(*inputs)
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn(*inputs)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1e3
+
+
+def _compile(model, backend: str, target: str):
+    import torch._dynamo
+    torch._dynamo.reset()
+    if backend == "polyblocks":
+        import polyblocks  # noqa: F401  (registers the backend)
+        return torch.compile(model, backend="polyblocks", options={"target": target})
+    return torch.compile(model, backend=backend)
+
+
+def _accurate(model, inputs, ref, res) -> bool:
+    from torch._dynamo.utils import same
+    model64 = copy.deepcopy(model).double()
+    inputs64 = tuple(x.double() if x.is_floating_point() else x for x in inputs)
+    fp64 = models.output_tensors(model64(*inputs64))
+    return len(ref) == len(res) and all(
+        same(r, o, fp64_ref=f, tol=1e-3) for r, o, f in zip(ref, res, fp64))
+
+
+def bench_model(name: str, args, step) -> dict:
+    row: dict = {"model": name}
+    model, inputs = models.build(name, batch=args.batch)
+    with torch.no_grad():
+        step(f"{name}: eager")
+        ref = models.output_tensors(model(*inputs))
+        row["eager_ms"] = _median_ms(model, inputs, args.runs, args.warmup)
+        step(f"{name}: polyblocks compile")
+        t = time.perf_counter()
+        try:
+            compiled = _compile(model, "polyblocks", args.target)
+            res = models.output_tensors(compiled(*inputs))
+        except Exception as e:  # reported in the table, not fatal
+            row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
+            traceback.print_exc(file=sys.stderr)
+            return row
+        row["polyblocks_compile_s"] = time.perf_counter() - t
+        row["accurate"] = _accurate(model, inputs, ref, res)
+        step(f"{name}: polyblocks run")
+        row["polyblocks_ms"] = _median_ms(compiled, inputs, args.runs, args.warmup)
+        for base in args.baselines:
+            if base == "eager":
+                continue
+            step(f"{name}: {base}")
+            t = time.perf_counter()
+            try:
+                other = _compile(model, base, args.target)
+                other(*inputs)
+            except Exception as e:
+                row[f"{base}_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
+                continue
+            row[f"{base}_compile_s"] = time.perf_counter() - t
+            row[f"{base}_ms"] = _median_ms(other, inputs, args.runs, args.warmup)
+    return row
+
+
+def _geomean(values):
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def report(rows: list[dict], args) -> str:
+    bases = list(args.baselines)
+    head = ["model", "PolyBlocks ms"] + [f"{b} ms" for b in bases] + \
+        [f"vs {b}" for b in bases] + ["PB compile s"] + \
+        [f"{b} compile s" for b in bases if b != "eager"] + ["accuracy"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    speedups = {b: [] for b in bases}
+    fmt = lambda v, f="{:.2f}": f.format(v) if isinstance(v, (int, float)) else "—"  # noqa: E731
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['model']} | failed: {r['error']} |" + " |" * (len(head) - 2))
+            continue
+        cells = [r["model"], fmt(r["polyblocks_ms"])]
+        cells += [fmt(r.get(f"{b}_ms")) for b in bases]
+        for b in bases:
+            other = r.get(f"{b}_ms")
+            s = other / r["polyblocks_ms"] if other else None
+            if s:
+                speedups[b].append(s)
+            cells.append(fmt(s, "{:.2f}x") if s else r.get(f"{b}_error", "—")[:40])
+        cells.append(fmt(r["polyblocks_compile_s"], "{:.1f}"))
+        cells += [fmt(r.get(f"{b}_compile_s"), "{:.1f}") for b in bases if b != "eager"]
+        cells.append("pass" if r["accurate"] else "FAIL")
+        lines.append("| " + " | ".join(cells) + " |")
+    geo = ["**geomean**", "", *["" for _ in bases]]
+    geo += [f"**{_geomean(speedups[b]):.2f}x**" for b in bases]
+    geo += [""] * (len(head) - len(geo))
+    lines.append("| " + " | ".join(geo) + " |")
+    return "\n".join(lines)
+
+
+def chart(rows: list[dict], args, path: Path) -> bool:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("polyblocks.bench: matplotlib is not installed; no chart", file=sys.stderr)
+        return False
+    ok = [r for r in rows if "error" not in r]
+    bases = list(args.baselines)
+    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(ok) + 2), 4))
+    width = 0.8 / max(1, len(bases))
+    for j, b in enumerate(bases):
+        ys = [(r.get(f"{b}_ms") or 0) / r["polyblocks_ms"] for r in ok]
+        xs = [i + (j - (len(bases) - 1) / 2) * width for i in range(len(ok))]
+        ax.bar(xs, ys, width, label=f"speedup over {b}")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(ok)), [r["model"] for r in ok], rotation=30, ha="right")
+    ax.set_ylabel("speedup (higher is better)")
+    ax.set_title(f"PolyBlocks ({args.target}), batch {args.batch}")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    return True
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m polyblocks.bench", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--suite", required=True, choices=["models"])
+    p.add_argument("--target", default="cpu-host")
+    p.add_argument("--baseline", default="eager,inductor",
+                   help="comma-separated: eager, inductor")
+    p.add_argument("--models", default=",".join(models.MODELS),
+                   help="comma-separated subset of: " + ", ".join(models.MODELS))
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--runs", type=int, default=10)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--out", default="bench-results")
+    args = p.parse_args(argv)
+    args.baselines = [b.strip() for b in args.baseline.split(",") if b.strip()]
+    for b in args.baselines:
+        if b not in BASELINES:
+            p.error(f"unknown baseline {b!r}; known: {', '.join(BASELINES)}")
+    if "eager" not in args.baselines:
+        args.baselines.insert(0, "eager")
+    names = [m.strip() for m in args.models.split(",") if m.strip()]
+    for n in names:
+        if n not in models.MODELS:
+            p.error(f"unknown model {n!r}; known: {', '.join(models.MODELS)}")
+    if not args.target.startswith("cpu"):
+        p.error(f"target {args.target!r}: only CPU targets run in this benchmark")
+
+    # Compile times are measured cold: a private, empty compile cache.
+    os.environ["POLYBLOCKS_CACHE_DIR"] = tempfile.mkdtemp(prefix="polyblocks-bench-")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    steps = len(names) * (2 + len(args.baselines))
+    state = {"i": 0}
+
+    def step(text):
+        _progress(min(state["i"], steps), steps, text)
+        state["i"] += 1
+
+    rows = []
+    for name in names:
+        rows.append(bench_model(name, args, step))
+    _progress(steps, steps, "done")
+
+    table = report(rows, args)
+    header = (f"Models, batch {args.batch}, target {args.target}; median of {args.runs} "
+              f"runs after {args.warmup} warm-ups; {datetime.date.today()}, "
+              f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+              f"torch {torch.__version__}, {torch.get_num_threads()} torch threads.")
+    (out / "models.md").write_text(header + "\n\n" + table + "\n")
+    with open(out / "models.csv", "w", newline="") as f:
+        keys = sorted({k for r in rows for k in r}, key=lambda k: (k != "model", k))
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        w.writerows(rows)
+    charted = chart(rows, args, out / "models.png")
+    print(header + "\n\n" + table)
+    print(f"\nwritten: {out / 'models.md'}, {out / 'models.csv'}"
+          + (f", {out / 'models.png'}" if charted else ""))
+    return 1 if any("error" in r or not r.get("accurate", False) for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
