@@ -10,9 +10,15 @@
 #ifdef PB_HAVE_CPU_BACKEND
 #include "pb/CPU/CPUBackend.h"
 #endif
+#ifdef PB_HAVE_NVIDIA_BACKEND
+#include "pb/NVIDIA/NVIDIABackend.h"
+#endif
 
 void mlir::pb::registerAllTargetBackends() {
 #ifdef PB_HAVE_CPU_BACKEND
   cpu::registerCPUBackend();
+#endif
+#ifdef PB_HAVE_NVIDIA_BACKEND
+  nvidia::registerNVIDIABackend();
 #endif
 }

@@ -30,7 +30,9 @@
 def SM80_Grid : PBComputeLevel<"grid", Grid> {
   let PhysicalUnits = 108;                     // SMs [WP]
 }
-def SM80_Block : PBComputeLevel<"block", Block>;
+def SM80_Block : PBComputeLevel<"block", Block> {
+  let MaxCountPerParent = 2147483647;          // grid x-dimension, 2^31-1 [CUDA]
+}
 def SM80_Warp : PBComputeLevel<"warp", Subgroup> {
   let MaxCountPerParent = 32;                  // 1024 threads/block / 32 [CUDA]
 }

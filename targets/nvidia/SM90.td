@@ -35,7 +35,9 @@
 def SM90_Grid : PBComputeLevel<"grid", Grid> {
   let PhysicalUnits = 132;                     // SMs [WP]
 }
-def SM90_Block : PBComputeLevel<"block", Block>;
+def SM90_Block : PBComputeLevel<"block", Block> {
+  let MaxCountPerParent = 2147483647;          // grid x-dimension, 2^31-1 [CUDA]
+}
 def SM90_Warp : PBComputeLevel<"warp", Subgroup> {
   let MaxCountPerParent = 32;                  // 1024 threads/block / 32 [CUDA]
 }

@@ -1,0 +1,57 @@
+//===- NVIDIABackend.h - S4/S5 for NVIDIA GPUs ----------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PB_NVIDIA_NVIDIABACKEND_H
+#define PB_NVIDIA_NVIDIABACKEND_H
+
+#include "pb/Target/Backend.h"
+#include "pb/Target/TargetDesc.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::pb::nvidia {
+
+#define GEN_PASS_DECL
+#include "pb/NVIDIA/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "pb/NVIDIA/Passes.h.inc"
+
+/// The launch limits of a GPU chip, read from its compute and memory levels.
+struct LaunchLimits {
+  /// Lanes per warp (the Lane level's fixed count).
+  int64_t warpSize = 0;
+  /// Threads per block: warps per block (the Subgroup level's maximum) times
+  /// the warp size.
+  int64_t maxThreadsPerBlock = 0;
+  /// Blocks along the grid's x dimension (the Block level's maximum), or 0
+  /// when the chip states no limit.
+  int64_t maxBlocksPerGrid = 0;
+  /// Bytes of shared memory one block may use (the Scratchpad level).
+  int64_t sharedBytesPerBlock = 0;
+};
+
+/// The limits of `chip`; an error on `op` when the chip lacks a level they
+/// come from.
+FailureOr<LaunchLimits> getLaunchLimits(Operation *op, const ChipDesc &chip);
+
+/// S5: the PTX of every kernel (assembled into a cubin when ptxas is found)
+/// and the launch plan of every entry, as one JSON document.
+LogicalResult emitNVIDIA(ModuleOp module, const ChipDesc &chip,
+                         EmittedBinary &binary);
+
+/// Registers the NVIDIA passes, the `pb-nvidia-s4` pipeline and the NVIDIA
+/// backend (pb::registerTargetBackend).
+void registerNVIDIABackend();
+
+} // namespace mlir::pb::nvidia
+
+#endif // PB_NVIDIA_NVIDIABACKEND_H

@@ -1,0 +1,129 @@
+//===- Passes.td - NVIDIA target passes --------------------*- tablegen -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PB_NVIDIA_PASSES_TD
+#define PB_NVIDIA_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// NVIDIA passes (keep alphabetical)
+//===----------------------------------------------------------------------===//
+
+def PBNVIDIAApproximateMathPass
+    : Pass<"pb-nvidia-approximate-math", "ModuleOp"> {
+  let summary = "Replace f32 transcendental functions by polynomial "
+                "approximations";
+  let description = [{
+    Stage S4 (NVIDIA). Rewrites f32 `math.exp`, `math.expm1`, `math.log`,
+    `math.log1p`, `math.log2`, `math.tanh`, `math.erf` and `math.atan`
+    (scalars and vectors) into arithmetic (upstream's polynomial
+    approximations, accurate to a few ulp), so that kernels do not call
+    libdevice (`__nv_expf`, ...) and the PTX does not depend on where the
+    CUDA toolkit is installed.
+
+      %y = math.exp %x : f32
+      ->  range reduction, a polynomial, an exponent bit trick (arith ops)
+  }];
+  let dependentDialects = ["arith::ArithDialect", "vector::VectorDialect",
+                           "math::MathDialect"];
+}
+
+def PBNVIDIACheckLaunchLimitsPass
+    : Pass<"pb-nvidia-check-launch-limits", "ModuleOp"> {
+  let summary = "Reject GPU launches that exceed the chip's limits";
+  let description = [{
+    Stage S4 (NVIDIA). Every `gpu.launch` and `gpu.launch_func` must have
+    constant grid and block sizes within the chip's limits: threads per
+    block at most warps-per-block x warp size (the Subgroup and Lane levels
+    of the chip's .td), blocks along x at most the Block level's maximum,
+    and the workgroup (shared-memory) buffers of a kernel within the
+    Scratchpad level's capacity. Anything else is an error naming the limit
+    and the chip:
+
+      gpu.launch blocks(...) in (%c1, %c1, %c1)
+                 threads(...) in (%c2048, %c1, %c1)
+      error: the launch has 2048 threads per block; nvidia-sm80 allows 1024
+  }];
+  let dependentDialects = ["gpu::GPUDialect"];
+}
+
+def PBNVIDIAMapToGPUPass : Pass<"pb-nvidia-map-to-gpu", "func::FuncOp"> {
+  let summary = "Turn every top-level statement of an entry into a GPU "
+                "launch: parallel loops onto blocks and threads";
+  let description = [{
+    Stage S4 (NVIDIA), after `pb-nvidia-prepare-parallel` and
+    `lower-affine`. Each top-level `scf.parallel` becomes a `gpu.launch`:
+
+    * its iterations are distributed over the blocks of a 1-d grid
+      (cyclically when there are more iterations than the chip allows
+      blocks); the `scf.parallel` loops nested in its body are distributed
+      over the block's threads (cyclically, the iteration space flattened
+      with the innermost dimension fastest, so that consecutive threads
+      touch consecutive elements), each followed by a `gpu.barrier`;
+      statements between them that write memory run on thread 0, followed
+      by a barrier; statements that only compute or read run on every
+      thread; buffers allocated per iteration become shared memory
+      (workgroup attributions), or thread-private memory inside a thread
+      loop;
+    * when its body has no nested parallel loop, its iterations are
+      distributed over blocks x threads instead, one iteration per thread.
+
+    The block size is the largest nested trip count rounded up to a whole
+    number of warps, capped at the chip's threads per block (both from the
+    .td). Other top-level statements that write memory (loop nests that are
+    not parallel, `memref.copy`) run as single-thread kernels, so that every
+    statement is still executed, and executed once. Allocations, views,
+    constants and `func.return` stay on the host; the views and constants a
+    kernel uses are cloned into it.
+
+      scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+        scf.parallel (%j) = (%c0) to (%c4096) step (%c1) { ... }
+      }
+    ->
+      gpu.launch blocks(%bx, ...) in (%c4, %c1, %c1)
+                 threads(%tx, ...) in (%c1024, %c1, %c1) {
+        scf.for %i = %bx to %c4 step %c4 {
+          scf.for %j = %tx to %c4096 step %c1024 { ... }
+          gpu.barrier
+        }
+      }
+  }];
+  let dependentDialects = ["gpu::GPUDialect", "scf::SCFDialect",
+                           "arith::ArithDialect", "memref::MemRefDialect"];
+}
+
+def PBNVIDIAPrepareParallelPass
+    : Pass<"pb-nvidia-prepare-parallel", "func::FuncOp"> {
+  let summary = "Choose the loops that run on a block's threads and turn "
+                "them into affine.parallel";
+  let description = [{
+    Stage S4 (NVIDIA), on S3's output. Inside each top-level
+    `affine.parallel` (the loops S3 marked for the grid level):
+
+    * a perfectly nested band whose memory accesses are all affine is
+    * the outermost loop that the dependence analysis proves parallel on
+      each path, with the parallel loops perfectly nested under it that have
+      constant trip counts, is normalized, coalesced into one loop and
+      turned into a 1-d `affine.parallel`: the thread-level loop.
+
+    Loops inside a thread-level loop stay sequential (each thread runs
+    them). Loops whose accesses the analysis cannot see (vector transfers)
+    are never treated as parallel.
+
+      affine.parallel (%i0) = (0) to (256) step (64) {
+        affine.for %i = #lb(%i0) to #ub(%i0) {      // parallel
+          affine.for %j = 0 to 192 {                // parallel
+            affine.for %k = 0 to 128 { ... }        // reduction
+    ->
+      affine.parallel (%i0) = (0) to (256) step (64) {
+        affine.parallel (%t) = (0) to (12288) {     // i x j, coalesced
+          affine.for %k = 0 to 128 { ... }
+  }];
+  let dependentDialects = ["affine::AffineDialect"];
+}
+
+#endif // PB_NVIDIA_PASSES_TD

@@ -1,0 +1,297 @@
+//===- Emit.cpp - S5 for NVIDIA GPUs: PTX, cubin and the launch plan ------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The payload is one JSON document (format "nvidia-ptx+plan"):
+//   {"arch": "sm_90a",
+//    "modules": [{"name", "ptx", "cubin_base64" (when ptxas ran)}],
+//    "entries": [{"name",
+//                 "buffers": [{"kind": "argument", "index"} |
+//                             {"kind": "temporary", "bytes"}],
+//                 "launches": [{"module", "kernel", "grid": [x, y, z],
+//                               "block": [x, y, z],
+//                               "dynamic_shared_memory_bytes",
+//                               "static_shared_memory_bytes",
+//                               "args": [buffer index, ...]}]}]}
+// Buffers are numbered arguments first (inputs, then outputs, as the entry
+// takes them), then temporaries in allocation order; launches run in order
+// on one stream. Kernels take one bare device pointer per argument.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pb/NVIDIA/NVIDIABackend.h"
+
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/Base64.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+using namespace mlir::pb;
+
+static LogicalResult reportError(Operation *op, const llvm::Twine &message) {
+  return op->emitError() << "S5 (nvidia): " << message;
+}
+
+//===----------------------------------------------------------------------===//
+// The launch plan
+//===----------------------------------------------------------------------===//
+
+/// Bytes of the shared-memory globals (address space 3) of a kernel module.
+static int64_t getStaticSharedBytes(gpu::GPUModuleOp module) {
+  int64_t bytes = 0;
+  module.walk([&](LLVM::GlobalOp global) {
+    if (global.getAddrSpace() == 3)
+      bytes += DataLayout::closest(global).getTypeSize(global.getGlobalType());
+  });
+  return bytes;
+}
+
+static FailureOr<llvm::json::Array> getSizes(gpu::LaunchFuncOp launch,
+                                             gpu::KernelDim3 dims) {
+  llvm::json::Array sizes;
+  for (Value size : {dims.x, dims.y, dims.z}) {
+    APInt value;
+    if (!matchPattern(size, m_ConstantInt(&value)))
+      return reportError(launch, "launch sizes must be constants");
+    sizes.push_back(value.getSExtValue());
+  }
+  return sizes;
+}
+
+static FailureOr<llvm::json::Object> describeEntry(func::FuncOp func) {
+  llvm::json::Array buffers, launches;
+  DenseMap<Value, int64_t> bufferIndex;
+  for (BlockArgument arg : func.getArguments()) {
+    if (!isa<MemRefType>(arg.getType()))
+      return reportError(func, "entry arguments must be buffers");
+    bufferIndex[arg] = buffers.size();
+    buffers.push_back(llvm::json::Object{{"kind", "argument"},
+                                         {"index", arg.getArgNumber()}});
+  }
+  SymbolTableCollection symbols;
+  for (Operation &op : func.getBody().front()) {
+    if (isa<memref::AllocOp, memref::AllocaOp>(op)) {
+      auto type = cast<MemRefType>(op.getResult(0).getType());
+      if (!type.hasStaticShape())
+        return reportError(&op, "temporary buffers need static shapes");
+      bufferIndex[op.getResult(0)] = buffers.size();
+      int64_t bytes = type.getNumElements() *
+                      llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+      buffers.push_back(
+          llvm::json::Object{{"kind", "temporary"}, {"bytes", bytes}});
+      continue;
+    }
+    if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
+      FailureOr<llvm::json::Array> grid =
+          getSizes(launch, launch.getGridSizeOperandValues());
+      FailureOr<llvm::json::Array> block =
+          getSizes(launch, launch.getBlockSizeOperandValues());
+      if (failed(grid) || failed(block))
+        return failure();
+      int64_t dynamicShared = 0;
+      if (Value size = launch.getDynamicSharedMemorySize()) {
+        APInt value;
+        if (!matchPattern(size, m_ConstantInt(&value)))
+          return reportError(launch, "dynamic shared memory must be constant");
+        dynamicShared = value.getSExtValue();
+      }
+      llvm::json::Array args;
+      for (Value operand : launch.getKernelOperands()) {
+        auto it = bufferIndex.find(operand);
+        if (it == bufferIndex.end())
+          return reportError(launch, "a kernel argument is neither an entry "
+                                     "argument nor a temporary buffer");
+        args.push_back(it->second);
+      }
+      auto module = symbols.lookupNearestSymbolFrom<gpu::GPUModuleOp>(
+          launch, launch.getKernelModuleName());
+      if (!module)
+        return reportError(launch, "kernel module not found");
+      launches.push_back(llvm::json::Object{
+          {"module", launch.getKernelModuleName().getValue()},
+          {"kernel", launch.getKernelName().getValue()},
+          {"grid", std::move(*grid)},
+          {"block", std::move(*block)},
+          {"dynamic_shared_memory_bytes", dynamicShared},
+          {"static_shared_memory_bytes", getStaticSharedBytes(module)},
+          {"args", std::move(args)}});
+      continue;
+    }
+    if (isa<memref::DeallocOp, func::ReturnOp, memref::GetGlobalOp,
+            ViewLikeOpInterface>(op) ||
+        (op.getNumRegions() == 0 && isMemoryEffectFree(&op)))
+      continue;
+    return reportError(&op, "the host side of an entry may only allocate "
+                            "buffers and launch kernels");
+  }
+  return llvm::json::Object{{"name", func.getName()},
+                            {"buffers", std::move(buffers)},
+                            {"launches", std::move(launches)}};
+}
+
+//===----------------------------------------------------------------------===//
+// PTX and cubin
+//===----------------------------------------------------------------------===//
+
+/// ptxas: $POLYBLOCKS_PTXAS, else ptxas on PATH, else the CUDA toolkit's
+/// default location; empty when none is found.
+static std::string findPtxas() {
+  if (const char *env = std::getenv("POLYBLOCKS_PTXAS"))
+    return env;
+  if (llvm::ErrorOr<std::string> path = llvm::sys::findProgramByName("ptxas"))
+    return *path;
+  const char *toolkit = "/usr/local/cuda/bin/ptxas";
+  if (llvm::sys::fs::can_execute(toolkit))
+    return toolkit;
+  return "";
+}
+
+/// The CUDA toolkit whose libdevice kernels link against (math functions
+/// such as sqrt and floor become __nv_* calls): $CUDA_HOME, $CUDA_PATH, the
+/// directory above ptxas's, or /usr/local/cuda; empty when none has
+/// nvvm/libdevice.
+static std::string findToolkit(llvm::StringRef ptxas) {
+  SmallVector<std::string> candidates;
+  for (const char *var : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char *env = std::getenv(var))
+      candidates.push_back(env);
+  if (!ptxas.empty())
+    candidates.push_back(
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(ptxas))
+            .str());
+  candidates.push_back("/usr/local/cuda");
+  for (const std::string &dir : candidates) {
+    llvm::SmallString<128> libdevice(dir);
+    llvm::sys::path::append(libdevice, "nvvm", "libdevice");
+    if (llvm::sys::fs::is_directory(libdevice))
+      return dir;
+  }
+  return "";
+}
+
+/// Assembles `ptx` for `arch` with ptxas into `cubin`.
+static LogicalResult assemble(Operation *op, llvm::StringRef ptxas,
+                              llvm::StringRef arch, llvm::StringRef ptx,
+                              std::string &cubin) {
+  llvm::SmallString<128> dir;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("polyblocks-ptxas", dir))
+    return reportError(op,
+                       "cannot create a temporary directory: " + ec.message());
+  llvm::SmallString<128> ptxPath(dir), cubinPath(dir), logPath(dir);
+  llvm::sys::path::append(ptxPath, "kernel.ptx");
+  llvm::sys::path::append(cubinPath, "kernel.cubin");
+  llvm::sys::path::append(logPath, "ptxas.log");
+  llvm::scope_exit cleanup([&] {
+    llvm::sys::fs::remove(ptxPath);
+    llvm::sys::fs::remove(cubinPath);
+    llvm::sys::fs::remove(logPath);
+    llvm::sys::fs::remove(dir);
+  });
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(ptxPath, ec);
+    if (ec)
+      return reportError(op, "cannot write " + ptxPath + ": " + ec.message());
+    os << ptx;
+  }
+  std::string archFlag = ("-arch=" + arch).str();
+  llvm::SmallVector<llvm::StringRef> args = {ptxas,   archFlag, "-O3",
+                                             ptxPath, "-o",     cubinPath};
+  std::optional<llvm::StringRef> redirects[] = {
+      std::nullopt, llvm::StringRef(logPath), llvm::StringRef(logPath)};
+  std::string errMsg;
+  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0,
+                                     &errMsg);
+  if (rc != 0) {
+    std::string log;
+    if (auto buffer = llvm::MemoryBuffer::getFile(logPath))
+      log = (*buffer)->getBuffer().str();
+    return reportError(op, "ptxas (" + ptxas +
+                               ") failed: " + (log.empty() ? errMsg : log));
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(cubinPath, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return reportError(op, "cannot read the cubin ptxas wrote");
+  cubin = (*buffer)->getBuffer().str();
+  return success();
+}
+
+LogicalResult mlir::pb::nvidia::emitNVIDIA(ModuleOp module,
+                                           const ChipDesc &chip,
+                                           EmittedBinary &binary) {
+  DialectRegistry registry;
+  registerAllToLLVMIRTranslations(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  module.getContext()->appendDialectRegistry(registry);
+
+  // The plan first: it names the kernel modules that serialization replaces.
+  llvm::json::Array entries;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal() || !func.isPublic())
+      continue;
+    FailureOr<llvm::json::Object> entry = describeEntry(func);
+    if (failed(entry))
+      return failure();
+    entries.push_back(std::move(*entry));
+  }
+
+  std::string ptxas = findPtxas();
+  PassManager pm(module.getContext());
+  GpuModuleToBinaryPassOptions options;
+  options.compilationTarget = "isa";
+  options.toolkitPath = findToolkit(ptxas);
+  pm.addPass(createGpuModuleToBinaryPass(options));
+  if (failed(pm.run(module)))
+    return reportError(module.getOperation(), "PTX generation failed");
+
+  llvm::json::Array modules;
+  for (auto gpuBinary : module.getOps<gpu::BinaryOp>()) {
+    for (Attribute attr : gpuBinary.getObjects()) {
+      auto object = cast<gpu::ObjectAttr>(attr);
+      llvm::StringRef ptx = object.getObject().getValue();
+      size_t external = ptx.find(".extern .func __nv_");
+      if (external != llvm::StringRef::npos)
+        return reportError(gpuBinary,
+                           "the kernels call libdevice (" +
+                               ptx.substr(external + 14).split('(').first +
+                               ") but no CUDA toolkit with nvvm/libdevice "
+                               "was found (set CUDA_HOME)");
+      llvm::json::Object description{{"name", gpuBinary.getName()},
+                                     {"ptx", ptx}};
+      if (!ptxas.empty()) {
+        std::string cubin;
+        if (failed(assemble(gpuBinary, ptxas, chip.llvmCPU, ptx, cubin)))
+          return failure();
+        description["cubin_base64"] = llvm::encodeBase64(cubin);
+      }
+      modules.push_back(std::move(description));
+    }
+  }
+  llvm::json::Object payload{{"arch", chip.llvmCPU},
+                             {"modules", std::move(modules)},
+                             {"entries", std::move(entries)}};
+  binary.payload =
+      llvm::formatv("{0:2}", llvm::json::Value(std::move(payload))).str();
+  binary.format = "nvidia-ptx+plan";
+  return success();
+}

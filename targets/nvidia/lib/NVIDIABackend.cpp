@@ -1,0 +1,67 @@
+//===- NVIDIABackend.cpp - S4 for NVIDIA GPUs and registration ------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// S4 maps S3's parallel loops onto blocks and threads
+// (pb-nvidia-prepare-parallel, pb-nvidia-map-to-gpu), outlines every launch
+// into a kernel of its own GPU module (upstream gpu-kernel-outlining),
+// attaches the chip's NVVM target (chip and PTX features from the .td) and
+// lowers the kernels to the NVVM/LLVM dialects with bare-pointer arguments.
+// The host functions stay as they are: buffers, views and gpu.launch_func in
+// order, which S5 describes as the launch plan (Emit.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "pb/NVIDIA/NVIDIABackend.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::pb;
+
+static std::string getS4Pipeline(const ChipDesc &chip) {
+  // Options of nvvm-attach-target come from the chip (LLVMCPU such as
+  // "sm_90a", LLVMFeatures such as "+ptx80"); without a chip (the
+  // registered `pb-nvidia-s4` pipeline) upstream's defaults apply.
+  std::string attach = "nvvm-attach-target{O=3";
+  if (!chip.llvmCPU.empty())
+    attach += (" chip=" + chip.llvmCPU).str();
+  if (!chip.llvmFeatures.empty())
+    attach += (" features=" + chip.llvmFeatures).str();
+  attach += "}";
+  return llvm::formatv(
+             "pb-nvidia-approximate-math,convert-linalg-to-affine-loops,"
+             "func.func(pb-nvidia-prepare-parallel),lower-affine,"
+             "func.func(pb-nvidia-map-to-gpu),gpu-kernel-outlining,"
+             "pb-nvidia-check-launch-limits,{0},"
+             "gpu.module(convert-vector-to-scf,convert-scf-to-cf,"
+             "convert-vector-to-llvm,expand-strided-metadata,lower-affine,"
+             "convert-gpu-to-nvvm{{use-bare-ptr-memref-call-conv=1},"
+             "canonicalize,cse,reconcile-unrealized-casts),"
+             "pb-strip-annotations",
+             attach)
+      .str();
+}
+
+static void addNVIDIAS4Pipeline(OpPassManager &pm, const ChipDesc &chip) {
+  if (failed(parsePassPipeline(getS4Pipeline(chip), pm, llvm::errs())))
+    llvm::report_fatal_error("invalid built-in NVIDIA S4 pipeline");
+}
+
+void mlir::pb::nvidia::registerNVIDIABackend() {
+  static bool registered = [] {
+    registerPBNVIDIAPasses();
+    PassPipelineRegistration<>(
+        "pb-nvidia-s4",
+        "Stage S4 for NVIDIA GPUs: blocks, threads, kernels, NVVM (needs "
+        "#pb.target on the module)",
+        [](OpPassManager &pm) { addNVIDIAS4Pipeline(pm, ChipDesc()); });
+    registerTargetBackend({Vendor::NVIDIA, addNVIDIAS4Pipeline, emitNVIDIA});
+    return true;
+  }();
+  (void)registered;
+}

@@ -1,0 +1,87 @@
+//===- PrepareParallel.cpp - Choose the thread-level loops ----------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Inside each grid-level affine.parallel of S3's output, picks the loops a
+// block's threads share and turns each into a 1-d affine.parallel, which
+// pb-nvidia-map-to-gpu distributes over the threads after lower-affine.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pb/NVIDIA/NVIDIABackend.h"
+
+#include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
+#include "mlir/Dialect/Affine/LoopUtils.h"
+#include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::pb::nvidia {
+#define GEN_PASS_DEF_PBNVIDIAPREPAREPARALLELPASS
+#include "pb/NVIDIA/Passes.h.inc"
+} // namespace mlir::pb::nvidia
+
+using namespace mlir;
+
+/// The single op of `block` besides its terminator, or null.
+static Operation *getSoleOp(Block &block) {
+  if (block.getOperations().size() != 2)
+    return nullptr;
+  return &block.front();
+}
+
+/// Turns the parallel band starting at `loop` (the perfectly nested parallel
+/// loops under it with constant trip counts) into one 1-d affine.parallel.
+static void makeThreadLoop(affine::AffineForOp loop) {
+  SmallVector<affine::AffineForOp> band = {loop};
+  while (affine::getConstantTripCount(band.back())) {
+    auto inner = dyn_cast_or_null<affine::AffineForOp>(
+        getSoleOp(*band.back().getBody()));
+    if (!inner || !affine::getConstantTripCount(inner) ||
+        !affine::isLoopParallel(inner))
+      break;
+    band.push_back(inner);
+  }
+  if (band.size() > 1) {
+    bool normalized = llvm::all_of(band, [](affine::AffineForOp l) {
+      return succeeded(affine::normalizeAffineFor(l));
+    });
+    if (!normalized || failed(affine::coalesceLoops(band)))
+      band.resize(1);
+  }
+  (void)affine::affineParallelize(band.front());
+}
+
+/// Walks the statements of `block` (inside a grid-level loop) and makes the
+/// outermost parallel loop of every path a thread-level loop.
+static void prepareBlock(Block &block) {
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    if (auto loop = dyn_cast<affine::AffineForOp>(op)) {
+      if (affine::isLoopParallel(loop))
+        makeThreadLoop(loop);
+      else
+        prepareBlock(*loop.getBody());
+    } else if (auto branch = dyn_cast<affine::AffineIfOp>(op)) {
+      for (Region &region : branch->getRegions())
+        for (Block &inner : region)
+          prepareBlock(inner);
+    }
+  }
+}
+
+namespace {
+class PBNVIDIAPrepareParallelPass
+    : public pb::nvidia::impl::PBNVIDIAPrepareParallelPassBase<
+          PBNVIDIAPrepareParallelPass> {
+public:
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    SmallVector<affine::AffineParallelOp> grids(
+        func.getBody().getOps<affine::AffineParallelOp>());
+    for (affine::AffineParallelOp grid : grids) {
+      prepareBlock(*grid.getBody());
+    }
+  }
+};
+} // namespace

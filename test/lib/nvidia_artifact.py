@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Prints what an NVIDIA artifact (payload format nvidia-ptx+plan) holds.
+
+usage: nvidia_artifact.py ARTIFACT [--plan] [--ptx] [--ptxas ARCH]
+  --plan        the launch plan of every entry, one launch a line
+  --ptx         the PTX of every kernel module
+  --ptxas ARCH  assemble every module's PTX with `ptxas -arch=ARCH -v` and
+                print ptxas's report ($POLYBLOCKS_PTXAS, else ptxas on PATH,
+                else /usr/local/cuda/bin/ptxas)
+The artifact file is the C API's: magic, u64 metadata size, metadata, u64
+payload size, payload (little endian).
+"""
+import argparse
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+
+def read_payload(path):
+    data = open(path, "rb").read()
+    # The magic ends where the metadata size begins: find the JSON metadata.
+    start = data.index(b"{") - 8
+    (meta_size,) = struct.unpack_from("<Q", data, start)
+    meta = json.loads(data[start + 8:start + 8 + meta_size])
+    offset = start + 8 + meta_size
+    (payload_size,) = struct.unpack_from("<Q", data, offset)
+    payload = data[offset + 8:offset + 8 + payload_size]
+    if meta.get("format") != "nvidia-ptx+plan":
+        sys.exit("not an NVIDIA artifact: format %r" % meta.get("format"))
+    return json.loads(payload)
+
+
+def find_ptxas():
+    return (os.environ.get("POLYBLOCKS_PTXAS") or shutil.which("ptxas")
+            or "/usr/local/cuda/bin/ptxas")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("artifact")
+    parser.add_argument("--plan", action="store_true")
+    parser.add_argument("--ptx", action="store_true")
+    parser.add_argument("--ptxas")
+    args = parser.parse_args()
+    payload = read_payload(args.artifact)
+    if args.plan:
+        print("arch %s" % payload["arch"])
+        for entry in payload["entries"]:
+            print("entry %s buffers %s" % (entry["name"], json.dumps(
+                entry["buffers"], sort_keys=True)))
+            for launch in entry["launches"]:
+                print("launch %s grid %s block %s shared %d args %s" % (
+                    launch["kernel"], launch["grid"], launch["block"],
+                    launch["static_shared_memory_bytes"] +
+                    launch["dynamic_shared_memory_bytes"], launch["args"]))
+    for module in payload["modules"]:
+        if args.ptx:
+            print("// module %s" % module["name"])
+            print(module["ptx"])
+        if args.ptxas:
+            with tempfile.TemporaryDirectory() as tmp:
+                ptx = os.path.join(tmp, module["name"] + ".ptx")
+                with open(ptx, "w") as f:
+                    f.write(module["ptx"])
+                proc = subprocess.run(
+                    [find_ptxas(), "-arch=" + args.ptxas, "-v", ptx, "-o",
+                     os.path.join(tmp, "out.cubin")],
+                    capture_output=True, text=True)
+                print("// module %s" % module["name"])
+                print(proc.stdout + proc.stderr)
+                if proc.returncode != 0:
+                    sys.exit("ptxas failed on module %s" % module["name"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,26 @@
+// RUN: pb-compile %s --target=nvidia-sm80 -o %t.pbart
+// RUN: %nvidia_artifact %t.pbart --plan --ptx | FileCheck %s
+// RUN: %if ptxas %{ %nvidia_artifact %t.pbart --ptxas sm_80 | FileCheck %s --check-prefix=PTXAS %}
+// conv2d through S1-S5 for nvidia-sm80: every kernel reads its block and thread
+// ids, and ptxas assembles every module without spills.
+
+// CHECK: arch sm_80
+// CHECK: entry conv
+// CHECK: launch conv_kernel
+// CHECK: .target sm_80
+// CHECK: .entry conv_kernel
+// CHECK: %tid.x
+// CHECK: ld.global
+// CHECK: st.global
+// PTXAS-NOT: error
+// PTXAS: 0 bytes spill stores, 0 bytes spill loads
+
+func.func @conv(%x: tensor<1x16x16x8xf32>, %w: tensor<3x3x8x16xf32>) -> tensor<1x14x14x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %init = tensor.empty() : tensor<1x14x14x16xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%init : tensor<1x14x14x16xf32>) -> tensor<1x14x14x16xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %w : tensor<1x16x16x8xf32>, tensor<3x3x8x16xf32>)
+         outs(%acc : tensor<1x14x14x16xf32>) -> tensor<1x14x14x16xf32>
+  return %r : tensor<1x14x14x16xf32>
+}

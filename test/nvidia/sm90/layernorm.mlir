@@ -1,0 +1,61 @@
+// RUN: pb-compile %s --target=nvidia-sm90 -o %t.pbart
+// RUN: %nvidia_artifact %t.pbart --plan --ptx | FileCheck %s
+// RUN: %if ptxas %{ %nvidia_artifact %t.pbart --ptxas sm_90a | FileCheck %s --check-prefix=PTXAS %}
+// layernorm through S1-S5 for nvidia-sm90: every kernel reads its block and thread
+// ids, and ptxas assembles every module without spills.
+
+// CHECK: arch sm_90a
+// CHECK: entry layernorm
+// CHECK: launch layernorm_kernel
+// CHECK: .target sm_90a
+// CHECK: .entry layernorm_kernel
+// CHECK: %tid.x
+// CHECK: ld.global
+// CHECK: st.global
+// PTXAS-NOT: error
+// PTXAS: 0 bytes spill stores, 0 bytes spill loads
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#col = affine_map<(i, j) -> (j)>
+func.func @layernorm(%x: tensor<32x256xf32>, %g: tensor<256xf32>, %b: tensor<256xf32>) -> tensor<32x256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 256.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %e1 = tensor.empty() : tensor<32xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<32xf32>) -> tensor<32xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<32x256xf32>) outs(%z1 : tensor<32xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<32xf32>
+  %e2 = tensor.empty() : tensor<32x256xf32>
+  %cent = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : tensor<32x256xf32>, tensor<32xf32>) outs(%e2 : tensor<32x256xf32>) {
+  ^bb0(%v: f32, %s: f32, %o: f32):
+    %m = arith.divf %s, %n : f32
+    %c = arith.subf %v, %m : f32
+    linalg.yield %c : f32
+  } -> tensor<32x256xf32>
+  %var = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%cent : tensor<32x256xf32>) outs(%z1 : tensor<32xf32>) {
+  ^bb0(%c: f32, %acc: f32):
+    %q = arith.mulf %c, %c : f32
+    %s = arith.addf %acc, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<32xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #col, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%cent, %var, %g, %b : tensor<32x256xf32>, tensor<32xf32>, tensor<256xf32>, tensor<256xf32>)
+      outs(%e2 : tensor<32x256xf32>) {
+  ^bb0(%c: f32, %v: f32, %gg: f32, %bb: f32, %o: f32):
+    %vm = arith.divf %v, %n : f32
+    %ve = arith.addf %vm, %eps : f32
+    %r = math.rsqrt %ve : f32
+    %t = arith.mulf %c, %r : f32
+    %u = arith.mulf %t, %gg : f32
+    %w = arith.addf %u, %bb : f32
+    linalg.yield %w : f32
+  } -> tensor<32x256xf32>
+  return %y : tensor<32x256xf32>
+}

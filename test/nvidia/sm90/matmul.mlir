@@ -1,0 +1,30 @@
+// RUN: pb-compile %s --target=nvidia-sm90 -o %t.pbart
+// RUN: %nvidia_artifact %t.pbart --plan --ptx | FileCheck %s
+// RUN: %if ptxas %{ %nvidia_artifact %t.pbart --ptxas sm_90a | FileCheck %s --check-prefix=PTXAS %}
+// A matmul through S1-S5 for the H200: the fill and the product each become
+// a kernel; the product's thread-level loop runs on 1024 threads per block.
+
+// CHECK: arch sm_90a
+// CHECK: entry matmul
+// CHECK: launch matmul_kernel grid [1, 1, 1] block [4, 1, 1] shared 0 args [2]
+// CHECK: launch matmul_kernel grid [4, 1, 1] block [1024, 1, 1] shared 0 args [0, 1, 2]
+// CHECK: .target sm_90a
+// CHECK: .entry matmul_kernel
+// CHECK: %ctaid.x
+// CHECK: %tid.x
+// CHECK: ld.global
+// CHECK: mul.rn.f32
+// CHECK: add.rn.f32
+// CHECK: st.global
+// PTXAS-NOT: error
+// PTXAS: 0 bytes spill stores, 0 bytes spill loads
+// PTXAS: 0 bytes spill stores, 0 bytes spill loads
+
+func.func @matmul(%a: tensor<256x128xf32>, %b: tensor<128x192xf32>) -> tensor<256x192xf32> {
+  %zero = arith.constant 0.0 : f32
+  %init = tensor.empty() : tensor<256x192xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%init : tensor<256x192xf32>) -> tensor<256x192xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<256x128xf32>, tensor<128x192xf32>)
+                      outs(%acc : tensor<256x192xf32>) -> tensor<256x192xf32>
+  return %mm : tensor<256x192xf32>
+}
