@@ -218,9 +218,12 @@ class ExecutableHandle:
         check(self._lib.pbExecutableLoad(artifact._ptr, ctypes.byref(out)))
         self._ptr = out
 
-    def run(self, entry: bytes, buffers, num_buffers: int) -> None:
-        """``buffers`` is a ctypes array of ``void *`` (inputs, then outputs)."""
-        check(self._lib.pbExecutableRun(self._ptr, entry, buffers, num_buffers, None))
+    def run(self, entry: bytes, buffers, num_buffers: int, stream: int | None = None) -> None:
+        """``buffers`` is a ctypes array of ``void *`` (inputs, then outputs);
+        ``stream`` is a CUstream (None or 0: the default stream) for NVIDIA
+        executables and must be None on CPUs."""
+        check(self._lib.pbExecutableRun(self._ptr, entry, buffers, num_buffers,
+                                        ctypes.c_void_p(stream) if stream else None))
 
     def __del__(self):
         ptr = getattr(self, "_ptr", None)

@@ -4,6 +4,9 @@
                              options={"fusion": True, "matrix_units": True})
     outs = art.executable().run("forward", [x, w])
 
+NVIDIA targets ("nvidia-sm80", "nvidia-sm90", or "nvidia-auto": the chip of
+the current CUDA device) run on CUDA tensors, on PyTorch's current stream.
+
 Compilations are cached: key = sha256(module text, target, options,
 pbVersion(), identity of the loaded libPolyBlocks.so), first in a per-process
 dict, then on disk in ``$POLYBLOCKS_CACHE_DIR`` (default
@@ -30,7 +33,7 @@ from . import _capi
 from ._capi import PolyBlocksError, StatusCode
 
 __all__ = ["Artifact", "Executable", "compile", "format_options", "cache_dir",
-           "cache_key", "stats", "clear_memory_cache", "DTYPES"]
+           "cache_key", "stats", "clear_memory_cache", "resolve_target", "DTYPES"]
 
 log = logging.getLogger("polyblocks")
 
@@ -85,6 +88,28 @@ def format_options(options: str | Mapping[str, Any] | None) -> str:
             value = int(value)
         items.append(f"{ckey}={value}")
     return ",".join(sorted(items))
+
+
+def resolve_target(target: str) -> str:
+    """``target`` with "nvidia-auto" replaced by the current CUDA device's
+    chip: compute capability 9.x -> "nvidia-sm90", 8.x -> "nvidia-sm80"."""
+    if target != "nvidia-auto":
+        return target
+    if not torch.cuda.is_available():
+        raise PolyBlocksError(
+            StatusCode.INVALID_ARGUMENT,
+            "target 'nvidia-auto' needs a CUDA device, but "
+            "torch.cuda.is_available() is False")
+    major, minor = torch.cuda.get_device_capability()
+    if major == 9:
+        return "nvidia-sm90"
+    if major == 8:
+        return "nvidia-sm80"
+    raise _capi.UnsupportedError(
+        StatusCode.UNSUPPORTED,
+        f"target 'nvidia-auto': the CUDA device has compute capability "
+        f"{major}.{minor}; PolyBlocks supports 8.x (nvidia-sm80) and 9.x "
+        f"(nvidia-sm90)")
 
 
 def cache_dir() -> Path | None:
@@ -194,9 +219,16 @@ class Executable:
 
     def __init__(self, artifact: Artifact):
         self.artifact = artifact
+        self.cuda = artifact.metadata.get("format") == "nvidia-ptx+plan"
+        # NVIDIA code is loaded into the context current on this thread
+        # (PyTorch's for its current device, initialized here first).
+        if self.cuda and torch.cuda.is_available():
+            self.device = torch.device("cuda", torch.cuda.current_device())
+            torch.cuda.synchronize(self.device)  # makes its context current
+        else:
+            self.device = torch.device("cuda" if self.cuda else "cpu")
         self._handle = _capi.ExecutableHandle(artifact._handle)
         self._entries = {e["name"]: _EntrySpec(e) for e in artifact.metadata["entries"]}
-        self.device = torch.device("cpu")
 
     def entry_spec(self, entry: str) -> _EntrySpec:
         try:
@@ -214,7 +246,9 @@ class Executable:
         when the tensor is not already dense row-major); their shapes and
         dtypes must match the metadata exactly. Outputs are allocated with
         ``torch.empty`` (or taken from ``outputs``, which must be contiguous)
-        and written in place by the compiled code."""
+        and written in place by the compiled code. NVIDIA executables take
+        CUDA tensors of their device and run asynchronously on PyTorch's
+        current stream, like PyTorch's own kernels."""
         spec = self.entry_spec(entry)
         if len(inputs) != len(spec.inputs):
             raise PolyBlocksError(
@@ -241,7 +275,8 @@ class Executable:
             keep.append(t)
             ptrs.append(t.data_ptr() if t.numel() else _EMPTY_PTR)
         if outputs is None:
-            outputs = [torch.empty(shape, dtype=dtype) for shape, dtype in spec.outputs]
+            outputs = [torch.empty(shape, dtype=dtype, device=self.device)
+                       for shape, dtype in spec.outputs]
         else:
             outputs = list(outputs)
             if len(outputs) != len(spec.outputs):
@@ -259,7 +294,9 @@ class Executable:
             ptrs.append(t.data_ptr() if t.numel() else _EMPTY_PTR)
         n = len(ptrs)
         buffers = (ctypes.c_void_p * max(n, 1))(*ptrs)
-        self._handle.run(spec.bname, buffers, n)
+        stream = (torch.cuda.current_stream(self.device).cuda_stream
+                  if self.cuda else None)
+        self._handle.run(spec.bname, buffers, n, stream)
         return outputs
 
 
@@ -275,7 +312,9 @@ def compile(mlir_text: str, target: str = "cpu-host",
     ``options``: None, a C API option string, or a mapping such as
     ``{"fusion": False, "matrix_units": True, "pipeline": "reference"}``.
     Raises PolyBlocksError (UnsupportedError for unsupported features) with
-    the compiler's diagnostics."""
+    the compiler's diagnostics. ``target`` "nvidia-auto" is resolved first
+    (see :func:`resolve_target`)."""
+    target = resolve_target(target)
     opts = format_options(options)
     if not cache:
         stats["compiles"] += 1

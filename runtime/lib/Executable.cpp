@@ -8,6 +8,8 @@
 // CPU artifacts carry an ELF shared object. It is loaded from an anonymous
 // in-memory file (memfd), so loading writes nothing to disk, and each entry
 // is called through its packed wrapper `__pb_entry_<name>(void **buffers)`.
+// NVIDIA artifacts (format nvidia-ptx+plan) are loaded and run by
+// CudaExecutable.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +39,8 @@ struct pb_executable {
   /// names this descriptor, so no other executable may reuse its number.
   int fd = -1;
   llvm::StringMap<Entry> entries;
+  /// Set for NVIDIA artifacts (then `handle` and `entries` are unused).
+  CudaExecutablePtr cuda;
   ~pb_executable() {
     if (handle)
       dlclose(handle);
@@ -106,6 +110,14 @@ pb_status *pbExecutableLoad(const pb_artifact *artifact, pb_executable **out) {
     if (!format || !entries)
       return makeStatus(PB_STATUS_RUNTIME_ERROR,
                         "the artifact's metadata lacks 'format' or 'entries'");
+    if (*format == "nvidia-ptx+plan") {
+      auto executable = std::make_unique<pb_executable>();
+      if (pb_status *status =
+              loadCudaExecutable(*artifact, *entries, executable->cuda))
+        return status;
+      *out = executable.release();
+      return nullptr;
+    }
     if (*format != "elf-shared-object")
       return makeStatus(PB_STATUS_UNSUPPORTED,
                         "artifacts of format '" + *format +
@@ -146,6 +158,30 @@ pb_status *pbExecutableRun(pb_executable *executable, const char *entry,
     if (!executable || !entry)
       return makeStatus(PB_STATUS_INVALID_ARGUMENT,
                         "pbExecutableRun: null executable or entry");
+    auto checkBuffers = [&](size_t expected) -> pb_status * {
+      if (numBuffers != expected)
+        return makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                          llvm::Twine("entry '") + entry + "' takes " +
+                              llvm::Twine(expected) +
+                              " buffers (inputs, then outputs), not " +
+                              llvm::Twine(numBuffers));
+      for (size_t i = 0; i < numBuffers; ++i)
+        if (!buffers || !buffers[i])
+          return makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                            llvm::Twine("buffer ") + llvm::Twine(i) +
+                                " of entry '" + entry + "' is null");
+      return nullptr;
+    };
+    if (executable->cuda) {
+      size_t expected = 0;
+      if (!hasCudaEntry(*executable->cuda, entry, expected))
+        return makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                          llvm::Twine("no entry named '") + entry +
+                              "' in this executable");
+      if (pb_status *status = checkBuffers(expected))
+        return status;
+      return runCudaExecutable(*executable->cuda, entry, buffers, stream);
+    }
     auto it = executable->entries.find(entry);
     if (it == executable->entries.end())
       return makeStatus(PB_STATUS_INVALID_ARGUMENT,
@@ -154,17 +190,8 @@ pb_status *pbExecutableRun(pb_executable *executable, const char *entry,
     if (stream)
       return makeStatus(PB_STATUS_INVALID_ARGUMENT,
                         "CPU executables take no stream (pass NULL)");
-    if (numBuffers != it->second.numBuffers)
-      return makeStatus(PB_STATUS_INVALID_ARGUMENT,
-                        llvm::Twine("entry '") + entry + "' takes " +
-                            llvm::Twine(it->second.numBuffers) +
-                            " buffers (inputs, then outputs), not " +
-                            llvm::Twine(numBuffers));
-    for (size_t i = 0; i < numBuffers; ++i)
-      if (!buffers || !buffers[i])
-        return makeStatus(PB_STATUS_INVALID_ARGUMENT,
-                          llvm::Twine("buffer ") + llvm::Twine(i) +
-                              " of entry '" + entry + "' is null");
+    if (pb_status *status = checkBuffers(it->second.numBuffers))
+      return status;
     it->second.fn(buffers);
     return nullptr;
   });

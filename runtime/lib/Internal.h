@@ -9,9 +9,15 @@
 
 #include "polyblocks-c/PolyBlocks.h"
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 
+#include <memory>
 #include <string>
+
+namespace llvm::json {
+class Array;
+} // namespace llvm::json
 
 struct pb_status {
   pb_status_code code;
@@ -42,6 +48,28 @@ template <typename Fn> pb_status *guard(Fn &&body) {
     return makeStatus(PB_STATUS_RUNTIME_ERROR, "internal error");
   }
 }
+
+/// A loaded nvidia-ptx+plan artifact (CudaExecutable.cpp).
+struct CudaExecutable;
+struct CudaExecutableDeleter {
+  void operator()(CudaExecutable *executable) const;
+};
+using CudaExecutablePtr =
+    std::unique_ptr<CudaExecutable, CudaExecutableDeleter>;
+
+/// Opens the CUDA driver (libcuda.so.1, at the first call) and loads the
+/// artifact's kernel modules and launch plans; `entries` are the metadata's.
+pb_status *loadCudaExecutable(const pb_artifact &artifact,
+                              const llvm::json::Array &entries,
+                              CudaExecutablePtr &out);
+/// Whether `entry` exists, and how many buffers (inputs, then outputs) it
+/// takes.
+bool hasCudaEntry(const CudaExecutable &executable, llvm::StringRef entry,
+                  size_t &numBuffers);
+/// Launches the plan of `entry` (which exists) on the caller's device
+/// buffers, in order on `stream` (a CUstream; NULL is the default stream).
+pb_status *runCudaExecutable(CudaExecutable &executable, llvm::StringRef entry,
+                             void *const *buffers, void *stream);
 
 } // namespace mlir::pb::runtime
 

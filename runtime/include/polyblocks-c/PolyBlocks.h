@@ -100,11 +100,19 @@ PB_API void pbArtifactDestroy(pb_artifact *artifact);
 typedef struct pb_executable pb_executable;
 
 /* Loads the artifact's code into the process. The artifact may be destroyed
- * afterwards. */
+ * afterwards. NVIDIA artifacts (format "nvidia-ptx+plan") are loaded through
+ * the CUDA driver, opened with dlopen("libcuda.so.1") at the first such load
+ * (an error status when there is no driver or no device), into the calling
+ * thread's current CUDA context, else device 0's primary context. */
 PB_API pb_status *pbExecutableLoad(const pb_artifact *artifact,
                                    pb_executable **out_executable);
 /* Runs `entry` with `num_buffers` buffers (inputs, then outputs). `stream`
- * is the caller's GPU stream for GPU targets and must be NULL on CPUs. */
+ * is the caller's GPU stream for GPU targets and must be NULL on CPUs.
+ * NVIDIA executables take device pointers and a CUstream (NULL: the default
+ * stream); the kernels are enqueued on it in order and the call returns
+ * without waiting for them, except when temporaries are freed without
+ * stream-ordered allocation (then it synchronizes the stream). CUDA errors
+ * become PB_STATUS_RUNTIME_ERROR with the driver's error name and message. */
 PB_API pb_status *pbExecutableRun(pb_executable *executable, const char *entry,
                                   void *const *buffers, size_t num_buffers,
                                   void *stream);

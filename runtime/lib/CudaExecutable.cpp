@@ -1,0 +1,543 @@
+//===- CudaExecutable.cpp - Running nvidia-ptx+plan artifacts ------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// NVIDIA artifacts (payload format nvidia-ptx+plan) hold kernel modules (PTX,
+// and a cubin when ptxas was found at compile time) and, per entry, a launch
+// plan: buffers (the entry's arguments, then temporaries with their sizes)
+// and kernel launches in order. This file loads the modules through the CUDA
+// driver API and runs a plan on the caller's device buffers and stream.
+//
+// The driver (libcuda.so.1) is opened with dlopen when the first NVIDIA
+// artifact is loaded: libPolyBlocks.so has no link-time CUDA dependency, and
+// the few driver types and functions used here are declared below. Every
+// driver error becomes a status carrying the driver's error name and message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Base64.h"
+#include "llvm/Support/JSON.h"
+
+#include <dlfcn.h>
+#include <mutex>
+#include <vector>
+
+using namespace mlir::pb::runtime;
+
+//===----------------------------------------------------------------------===//
+// The driver API subset
+//===----------------------------------------------------------------------===//
+
+namespace {
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr int CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115;
+constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+
+/// The driver's entry points, resolved once per process.
+struct Driver {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDeviceGetCount)(int *);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*cuCtxGetCurrent)(CUcontext *);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxGetDevice)(CUdevice *);
+  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, CUstream, void **,
+                             void **);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuGetErrorName)(CUresult, const char **);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+  // Optional (stream-ordered allocation, CUDA 11.2 and later).
+  CUresult (*cuMemAllocAsync)(CUdeviceptr *, size_t, CUstream);
+  CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
+};
+} // namespace
+
+/// "CUDA_ERROR_X (message)" for a driver result.
+static std::string describe(const Driver &driver, CUresult result) {
+  const char *name = nullptr, *message = nullptr;
+  if (driver.cuGetErrorName)
+    driver.cuGetErrorName(result, &name);
+  if (driver.cuGetErrorString)
+    driver.cuGetErrorString(result, &message);
+  std::string text = name ? name : "CUDA error " + std::to_string(result);
+  if (message)
+    text += std::string(": ") + message;
+  return text;
+}
+
+static pb_status *cudaError(const Driver &driver, CUresult result,
+                            const llvm::Twine &what) {
+  return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                    what + " failed: " + describe(driver, result));
+}
+
+/// Opens libcuda.so.1 and initializes the driver, once per process; the
+/// outcome (the driver, or the reason there is none) is kept.
+static pb_status *getDriver(const Driver *&out) {
+  static std::once_flag once;
+  static Driver driver;
+  static std::string failure;
+  std::call_once(once, [] {
+    void *handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char *error = dlerror();
+      failure = std::string("libcuda.so.1 not found: no NVIDIA driver (") +
+                (error ? error : "dlopen failed") + ")";
+      return;
+    }
+    bool complete = true;
+    auto resolve = [&](auto &fn, const char *name, bool required = true) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+          dlsym(handle, name));
+      if (!fn && required) {
+        complete = false;
+        failure += (failure.empty() ? "" : ", ") + std::string(name);
+      }
+    };
+    resolve(driver.cuInit, "cuInit");
+    resolve(driver.cuDeviceGetCount, "cuDeviceGetCount");
+    resolve(driver.cuDeviceGet, "cuDeviceGet");
+    resolve(driver.cuDeviceGetAttribute, "cuDeviceGetAttribute");
+    resolve(driver.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    resolve(driver.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+    resolve(driver.cuCtxGetCurrent, "cuCtxGetCurrent");
+    resolve(driver.cuCtxSetCurrent, "cuCtxSetCurrent");
+    resolve(driver.cuCtxGetDevice, "cuCtxGetDevice");
+    resolve(driver.cuModuleLoadData, "cuModuleLoadData");
+    resolve(driver.cuModuleUnload, "cuModuleUnload");
+    resolve(driver.cuModuleGetFunction, "cuModuleGetFunction");
+    resolve(driver.cuFuncSetAttribute, "cuFuncSetAttribute");
+    resolve(driver.cuMemAlloc, "cuMemAlloc_v2");
+    resolve(driver.cuMemFree, "cuMemFree_v2");
+    resolve(driver.cuLaunchKernel, "cuLaunchKernel");
+    resolve(driver.cuStreamSynchronize, "cuStreamSynchronize");
+    resolve(driver.cuGetErrorName, "cuGetErrorName");
+    resolve(driver.cuGetErrorString, "cuGetErrorString");
+    resolve(driver.cuMemAllocAsync, "cuMemAllocAsync", /*required=*/false);
+    resolve(driver.cuMemFreeAsync, "cuMemFreeAsync", /*required=*/false);
+    if (!complete) {
+      failure = "libcuda.so.1 lacks driver functions: " + failure;
+      return;
+    }
+    if (CUresult result = driver.cuInit(0); result != CUDA_SUCCESS) {
+      failure = "cannot initialize the CUDA driver: cuInit failed: " +
+                describe(driver, result);
+      return;
+    }
+    int count = 0;
+    if (CUresult result = driver.cuDeviceGetCount(&count);
+        result != CUDA_SUCCESS) {
+      failure = "cuDeviceGetCount failed: " + describe(driver, result);
+      return;
+    }
+    if (count == 0)
+      failure = "no CUDA device: the NVIDIA driver reports 0 devices";
+  });
+  if (!failure.empty())
+    return makeStatus(PB_STATUS_RUNTIME_ERROR, failure);
+  out = &driver;
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// The executable
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct Launch {
+  CUfunction function;
+  unsigned grid[3], block[3];
+  unsigned dynamicShared;
+  std::vector<size_t> args; // buffer indices
+};
+
+struct Plan {
+  /// Per buffer: the caller's buffer index (argument) or -1 (temporary).
+  std::vector<int64_t> argumentIndex;
+  /// Per buffer: the bytes of a temporary (0 for arguments).
+  std::vector<size_t> temporaryBytes;
+  std::vector<Launch> launches;
+  size_t numBuffers; // the caller's: inputs, then outputs
+};
+} // namespace
+
+namespace mlir::pb::runtime {
+struct CudaExecutable {
+  const Driver *driver = nullptr;
+  CUcontext context = nullptr;
+  CUdevice device = 0;
+  /// Whether `context` is the device's primary context retained here.
+  bool retained = false;
+  bool memoryPools = false;
+  std::vector<CUmodule> modules;
+  llvm::StringMap<Plan> plans;
+
+  ~CudaExecutable() {
+    if (!driver)
+      return;
+    CUcontext previous = nullptr;
+    driver->cuCtxGetCurrent(&previous);
+    if (previous != context)
+      driver->cuCtxSetCurrent(context);
+    for (CUmodule module : modules)
+      driver->cuModuleUnload(module);
+    if (previous != context)
+      driver->cuCtxSetCurrent(previous);
+    if (retained)
+      driver->cuDevicePrimaryCtxRelease(device);
+  }
+};
+} // namespace mlir::pb::runtime
+
+void CudaExecutableDeleter::operator()(CudaExecutable *executable) const {
+  delete executable;
+}
+
+/// Makes `context` current on this thread for the lifetime of the scope.
+namespace {
+class ContextScope {
+public:
+  ContextScope(const Driver &driver, CUcontext context) : driver(driver) {
+    driver.cuCtxGetCurrent(&previous);
+    if (previous != context) {
+      driver.cuCtxSetCurrent(context);
+      restore = true;
+    }
+  }
+  ~ContextScope() {
+    if (restore)
+      driver.cuCtxSetCurrent(previous);
+  }
+
+private:
+  const Driver &driver;
+  CUcontext previous = nullptr;
+  bool restore = false;
+};
+} // namespace
+
+static bool getUnsigned3(const llvm::json::Array *array, unsigned out[3]) {
+  if (!array || array->size() != 3)
+    return false;
+  for (int i = 0; i < 3; ++i) {
+    std::optional<int64_t> value = (*array)[i].getAsInteger();
+    if (!value || *value < 0 || *value > UINT32_MAX)
+      return false;
+    out[i] = static_cast<unsigned>(*value);
+  }
+  return true;
+}
+
+pb_status *
+mlir::pb::runtime::loadCudaExecutable(const pb_artifact &artifact,
+                                      const llvm::json::Array &entries,
+                                      CudaExecutablePtr &out) {
+  const Driver *driver = nullptr;
+  if (pb_status *status = getDriver(driver))
+    return status;
+
+  llvm::Expected<llvm::json::Value> payload =
+      llvm::json::parse(artifact.payload);
+  if (!payload)
+    return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                      "the NVIDIA artifact's payload is not JSON: " +
+                          llvm::toString(payload.takeError()));
+  const llvm::json::Object *root = payload->getAsObject();
+  const llvm::json::Array *modules = root ? root->getArray("modules") : nullptr;
+  const llvm::json::Array *plans = root ? root->getArray("entries") : nullptr;
+  std::optional<llvm::StringRef> arch =
+      root ? root->getString("arch") : std::nullopt;
+  if (!modules || !plans || !arch)
+    return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                      "the NVIDIA artifact's payload lacks 'arch', 'modules' "
+                      "or 'entries'");
+
+  CudaExecutablePtr executable(new CudaExecutable);
+  executable->driver = driver;
+  // The caller's current context (PyTorch's, for instance) when there is
+  // one, else device 0's primary context.
+  if (CUresult result = driver->cuCtxGetCurrent(&executable->context))
+    return cudaError(*driver, result, "cuCtxGetCurrent");
+  if (executable->context) {
+    if (CUresult result = driver->cuCtxGetDevice(&executable->device))
+      return cudaError(*driver, result, "cuCtxGetDevice");
+  } else {
+    if (CUresult result = driver->cuDeviceGet(&executable->device, 0))
+      return cudaError(*driver, result, "cuDeviceGet");
+    if (CUresult result = driver->cuDevicePrimaryCtxRetain(&executable->context,
+                                                           executable->device))
+      return cudaError(*driver, result, "cuDevicePrimaryCtxRetain");
+    executable->retained = true;
+  }
+  int major = 0, minor = 0, pools = 0;
+  driver->cuDeviceGetAttribute(
+      &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, executable->device);
+  driver->cuDeviceGetAttribute(
+      &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, executable->device);
+  driver->cuDeviceGetAttribute(
+      &pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, executable->device);
+  executable->memoryPools =
+      pools && driver->cuMemAllocAsync && driver->cuMemFreeAsync;
+
+  ContextScope scope(*driver, executable->context);
+  llvm::StringMap<CUmodule> moduleByName;
+  for (const llvm::json::Value &value : *modules) {
+    const llvm::json::Object *module = value.getAsObject();
+    std::optional<llvm::StringRef> name =
+        module ? module->getString("name") : std::nullopt;
+    std::optional<llvm::StringRef> ptx =
+        module ? module->getString("ptx") : std::nullopt;
+    if (!name || !ptx)
+      return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                        "malformed kernel module in the NVIDIA artifact");
+    // The cubin when the compiler had ptxas, else the PTX (which the driver
+    // compiles for the device).
+    std::string image;
+    const char *kind = "PTX";
+    if (std::optional<llvm::StringRef> cubin =
+            module->getString("cubin_base64")) {
+      std::vector<char> bytes;
+      if (llvm::Error error = llvm::decodeBase64(*cubin, bytes))
+        return makeStatus(
+            PB_STATUS_RUNTIME_ERROR,
+            "the cubin of kernel module '" + *name +
+                "' is not base64: " + llvm::toString(std::move(error)));
+      image.assign(bytes.begin(), bytes.end());
+      kind = "cubin";
+    } else {
+      image = ptx->str(); // null-terminated, as the driver needs
+    }
+    CUmodule handle = nullptr;
+    if (CUresult result = driver->cuModuleLoadData(&handle, image.c_str()))
+      return cudaError(*driver, result,
+                       llvm::Twine("cuModuleLoadData (") + kind + " for " +
+                           *arch + ", module '" + *name + "', device sm_" +
+                           llvm::Twine(major) + llvm::Twine(minor) + ")");
+    executable->modules.push_back(handle);
+    moduleByName[*name] = handle;
+  }
+
+  // The metadata's entries give the caller's buffer counts.
+  llvm::StringMap<size_t> numBuffers;
+  for (const llvm::json::Value &value : entries) {
+    const llvm::json::Object *entry = value.getAsObject();
+    std::optional<llvm::StringRef> name =
+        entry ? entry->getString("name") : std::nullopt;
+    const llvm::json::Array *inputs =
+        entry ? entry->getArray("inputs") : nullptr;
+    const llvm::json::Array *outputs =
+        entry ? entry->getArray("outputs") : nullptr;
+    if (!name || !inputs || !outputs)
+      return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                        "malformed entry in the artifact's metadata");
+    numBuffers[*name] = inputs->size() + outputs->size();
+  }
+
+  for (const llvm::json::Value &value : *plans) {
+    const llvm::json::Object *entry = value.getAsObject();
+    std::optional<llvm::StringRef> name =
+        entry ? entry->getString("name") : std::nullopt;
+    const llvm::json::Array *buffers =
+        entry ? entry->getArray("buffers") : nullptr;
+    const llvm::json::Array *launches =
+        entry ? entry->getArray("launches") : nullptr;
+    if (!name || !buffers || !launches)
+      return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                        "malformed entry plan in the NVIDIA artifact");
+    auto count = numBuffers.find(*name);
+    if (count == numBuffers.end())
+      return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                        "the NVIDIA artifact plans entry '" + *name +
+                            "', which its metadata does not list");
+    auto malformed = [&](const llvm::Twine &what) {
+      return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                        "malformed plan of entry '" + *name + "': " + what);
+    };
+    Plan plan;
+    plan.numBuffers = count->second;
+    for (const llvm::json::Value &bufferValue : *buffers) {
+      const llvm::json::Object *buffer = bufferValue.getAsObject();
+      std::optional<llvm::StringRef> bufferKind =
+          buffer ? buffer->getString("kind") : std::nullopt;
+      if (bufferKind == "argument") {
+        std::optional<int64_t> index = buffer->getInteger("index");
+        if (!index || *index < 0 || size_t(*index) >= plan.numBuffers)
+          return malformed("bad argument index");
+        plan.argumentIndex.push_back(*index);
+        plan.temporaryBytes.push_back(0);
+      } else if (bufferKind == "temporary") {
+        std::optional<int64_t> bytes = buffer->getInteger("bytes");
+        if (!bytes || *bytes < 0)
+          return malformed("bad temporary size");
+        plan.argumentIndex.push_back(-1);
+        plan.temporaryBytes.push_back(*bytes);
+      } else {
+        return malformed("unknown buffer kind");
+      }
+    }
+    for (const llvm::json::Value &launchValue : *launches) {
+      const llvm::json::Object *launch = launchValue.getAsObject();
+      if (!launch)
+        return malformed("a launch is not an object");
+      std::optional<llvm::StringRef> module = launch->getString("module");
+      std::optional<llvm::StringRef> kernel = launch->getString("kernel");
+      std::optional<int64_t> dynamicShared =
+          launch->getInteger("dynamic_shared_memory_bytes");
+      const llvm::json::Array *args = launch->getArray("args");
+      Launch step;
+      if (!module || !kernel || !args ||
+          !getUnsigned3(launch->getArray("grid"), step.grid) ||
+          !getUnsigned3(launch->getArray("block"), step.block) ||
+          (dynamicShared && (*dynamicShared < 0 || *dynamicShared > INT32_MAX)))
+        return malformed("bad launch");
+      step.dynamicShared = dynamicShared ? *dynamicShared : 0;
+      auto moduleIt = moduleByName.find(*module);
+      if (moduleIt == moduleByName.end())
+        return malformed("unknown kernel module '" + *module + "'");
+      if (CUresult result = driver->cuModuleGetFunction(
+              &step.function, moduleIt->second, kernel->str().c_str()))
+        return cudaError(*driver, result,
+                         "cuModuleGetFunction ('" + *kernel + "')");
+      // Dynamic shared memory beyond the default 48 KiB must be opted into.
+      if (step.dynamicShared > 48 * 1024)
+        if (CUresult result = driver->cuFuncSetAttribute(
+                step.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                step.dynamicShared))
+          return cudaError(*driver, result,
+                           "cuFuncSetAttribute ('" + *kernel + "')");
+      for (const llvm::json::Value &arg : *args) {
+        std::optional<int64_t> index = arg.getAsInteger();
+        if (!index || *index < 0 || size_t(*index) >= plan.argumentIndex.size())
+          return malformed("bad kernel argument");
+        step.args.push_back(*index);
+      }
+      plan.launches.push_back(std::move(step));
+    }
+    executable->plans[*name] = std::move(plan);
+  }
+  for (const auto &count : numBuffers)
+    if (!executable->plans.count(count.getKey()))
+      return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                        "the NVIDIA artifact has no plan for entry '" +
+                            count.getKey() + "'");
+  out = std::move(executable);
+  return nullptr;
+}
+
+bool mlir::pb::runtime::hasCudaEntry(const CudaExecutable &executable,
+                                     llvm::StringRef entry,
+                                     size_t &numBuffers) {
+  auto it = executable.plans.find(entry);
+  if (it == executable.plans.end())
+    return false;
+  numBuffers = it->second.numBuffers;
+  return true;
+}
+
+pb_status *mlir::pb::runtime::runCudaExecutable(CudaExecutable &executable,
+                                                llvm::StringRef entry,
+                                                void *const *buffers,
+                                                void *stream) {
+  const Driver &driver = *executable.driver;
+  const Plan &plan = executable.plans.find(entry)->second;
+  auto cuStream = static_cast<CUstream>(stream);
+  ContextScope scope(driver, executable.context);
+
+  // Device addresses of the plan's buffers; temporaries are allocated here.
+  std::vector<CUdeviceptr> addresses(plan.argumentIndex.size(), 0);
+  std::vector<CUdeviceptr> temporaries;
+  pb_status *status = nullptr;
+  for (size_t i = 0; i < addresses.size() && !status; ++i) {
+    if (plan.argumentIndex[i] >= 0) {
+      addresses[i] = reinterpret_cast<CUdeviceptr>(
+          buffers[static_cast<size_t>(plan.argumentIndex[i])]);
+      continue;
+    }
+    size_t bytes = std::max<size_t>(plan.temporaryBytes[i], 1);
+    CUresult result =
+        executable.memoryPools
+            ? driver.cuMemAllocAsync(&addresses[i], bytes, cuStream)
+            : driver.cuMemAlloc(&addresses[i], bytes);
+    if (result != CUDA_SUCCESS) {
+      status = cudaError(driver, result,
+                         llvm::Twine(executable.memoryPools ? "cuMemAllocAsync"
+                                                            : "cuMemAlloc") +
+                             " (" + llvm::Twine(bytes) +
+                             " bytes of temporary buffer " + llvm::Twine(i) +
+                             " of entry '" + entry + "')");
+      break;
+    }
+    temporaries.push_back(addresses[i]);
+  }
+
+  std::vector<CUdeviceptr> values;
+  std::vector<void *> params;
+  for (size_t l = 0; l < plan.launches.size() && !status; ++l) {
+    const Launch &launch = plan.launches[l];
+    // A launch with no blocks or threads has nothing to do.
+    if (!launch.grid[0] || !launch.grid[1] || !launch.grid[2] ||
+        !launch.block[0] || !launch.block[1] || !launch.block[2])
+      continue;
+    values.assign(launch.args.size(), 0);
+    params.assign(launch.args.size(), nullptr);
+    for (size_t a = 0; a < launch.args.size(); ++a) {
+      values[a] = addresses[launch.args[a]];
+      params[a] = &values[a];
+    }
+    if (CUresult result = driver.cuLaunchKernel(
+            launch.function, launch.grid[0], launch.grid[1], launch.grid[2],
+            launch.block[0], launch.block[1], launch.block[2],
+            launch.dynamicShared, cuStream,
+            params.empty() ? nullptr : params.data(), nullptr)) {
+      status = cudaError(driver, result,
+                         "cuLaunchKernel (launch " + llvm::Twine(l) +
+                             " of entry '" + entry + "')");
+    }
+  }
+
+  if (!temporaries.empty()) {
+    if (executable.memoryPools) {
+      // Stream-ordered: freed once the launches before complete, without
+      // waiting here.
+      for (CUdeviceptr address : temporaries)
+        if (CUresult result = driver.cuMemFreeAsync(address, cuStream);
+            result != CUDA_SUCCESS && !status)
+          status = cudaError(driver, result, "cuMemFreeAsync");
+    } else {
+      // The kernels may still use the temporaries: wait for them first.
+      if (CUresult result = driver.cuStreamSynchronize(cuStream);
+          result != CUDA_SUCCESS && !status)
+        status = cudaError(driver, result, "cuStreamSynchronize");
+      for (CUdeviceptr address : temporaries)
+        if (CUresult result = driver.cuMemFree(address);
+            result != CUDA_SUCCESS && !status)
+          status = cudaError(driver, result, "cuMemFree");
+    }
+  }
+  return status;
+}
