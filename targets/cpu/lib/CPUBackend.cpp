@@ -47,7 +47,8 @@ static const char *const kCPUS4 =
     "convert-linalg-to-affine-loops,lower-affine,"
     "convert-scf-to-openmp,convert-vector-to-scf,lower-affine,"
     "convert-vector-to-llvm,expand-strided-metadata,lower-affine,"
-    "finalize-memref-to-llvm,convert-scf-to-cf,convert-math-to-llvm,"
+    "finalize-memref-to-llvm{use-generic-functions=1},convert-scf-to-cf,"
+    "convert-math-to-llvm,"
     "convert-math-to-libm,convert-arith-to-llvm,convert-index-to-llvm,"
     "convert-cf-to-llvm,"
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
@@ -71,6 +72,15 @@ static std::string findLinker() {
   if (llvm::ErrorOr<std::string> path = llvm::sys::findProgramByName("ld.lld"))
     return *path;
   return "";
+}
+
+/// The archive linked into every artifact (targets/cpu/support: the buffer
+/// pool behind memref.alloc): $POLYBLOCKS_CPU_SUPPORT_LIB, else the one
+/// built with PolyBlocks.
+static std::string findSupportLibrary() {
+  if (const char *env = std::getenv("POLYBLOCKS_CPU_SUPPORT_LIB"))
+    return env;
+  return PB_CPU_SUPPORT_LIB;
 }
 
 static LogicalResult emitError(ModuleOp module, const llvm::Twine &message) {
@@ -185,13 +195,18 @@ static LogicalResult emitCPU(ModuleOp module, const ChipDesc &chip,
       return emitError(module, "cannot write " + objPath + ": " + ec.message());
     os << object;
   }
+  std::string support = findSupportLibrary();
+  if (!llvm::sys::fs::exists(support))
+    return emitError(module, "the CPU support library " + support +
+                                 " is missing (set POLYBLOCKS_CPU_SUPPORT_LIB "
+                                 "to libPBCPUSupport.a)");
   std::string ompDir = llvm::sys::path::parent_path(PB_LIBOMP).str();
   llvm::SmallVector<llvm::StringRef> args = {
-      linker,       "-shared", "--no-undefined-version",
-      "-o",         soPath,    objPath,
-      "-L",         ompDir,    "-rpath",
-      ompDir,       "-lomp",   "-z",
-      "noexecstack"};
+      linker,   "-shared",    "--no-undefined-version",
+      "-o",     soPath,       objPath,
+      support,  "-L",         ompDir,
+      "-rpath", ompDir,       "-lomp",
+      "-z",     "noexecstack"};
   std::string errMsg;
   std::optional<llvm::StringRef> redirects[] = {
       std::nullopt, llvm::StringRef(logPath), llvm::StringRef(logPath)};
