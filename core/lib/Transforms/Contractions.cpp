@@ -11,6 +11,8 @@
 
 #include "pb/Transforms/Passes.h"
 
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
 using namespace mlir;
 
 bool mlir::pb::isMultiplyAccumulate(linalg::LinalgOp op) {
@@ -39,6 +41,14 @@ bool mlir::pb::isMultiplyAccumulate(linalg::LinalgOp op) {
          (x == body.getArgument(1) && y == body.getArgument(0));
 }
 
+/// The buffer that `value` is a view of (through expand/collapse_shape,
+/// subview, cast and other view-like ops).
+static Value getBaseBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
 linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac) {
   if (mac.getNumDpsInits() != 1)
     return nullptr;
@@ -59,8 +69,17 @@ linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac) {
   auto outType = dyn_cast<MemRefType>(out->get().getType());
   if (!outType || outType.getShape() != cType.getShape() ||
       !outType.getLayout().isIdentity() ||
-      !epilogue.getMatchingIndexingMap(out).isIdentity() ||
-      llvm::is_contained(mac.getDpsInputs(), out->get()))
+      !epilogue.getMatchingIndexingMap(out).isIdentity())
+    return nullptr;
+  // The kernel writes the epilogue's output while other blocks still read
+  // A and B: the output may not share memory with them, through views
+  // included (bufferization reuses buffers; GPT-2's second layer wrote its
+  // attention scores into a view of the buffer they were computed from).
+  Value outBase = getBaseBuffer(out->get());
+  for (Value input : mac.getDpsInputs())
+    if (getBaseBuffer(input) == outBase)
+      return nullptr;
+  if (out->get() != c && getBaseBuffer(c) == outBase)
     return nullptr;
   // The result's final value must not be observable, unless the epilogue
   // overwrites it in place.
@@ -79,6 +98,11 @@ linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac) {
       continue;
     }
     auto type = dyn_cast<MemRefType>(input->get().getType());
+    // i1 buffers hold a byte per element, but a vector<Nxi1> load reads N
+    // bits: the kernel's vector loads would misread a mask (GPT-2's causal
+    // mask gave wrong scores).
+    if (type && type.getElementTypeBitWidth() < 8)
+      return nullptr;
     if (!type || !map.isProjectedPermutation() || input->get() == out->get() ||
         llvm::is_contained(mac->getOperands(), input->get()))
       return nullptr;

@@ -231,6 +231,18 @@ void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jc, Value pc,
   SmallVector<Value> loops(loopsIn);
   loops[dims.kInner] = arith::AddIOp::create(b, pc, kk);
   bool exact = p.n % p.nr == 0 && p.nc % p.nr == 0;
+  // The dimension of B that N indexes: usually its innermost (contiguous
+  // vector loads); otherwise (B transposed, e.g. Q @ K^T) a strided read
+  // along that dimension, a cost paid once per packed element.
+  AffineMap mapB = op.getMatchingIndexingMap(bOperand);
+  unsigned nResult = 0;
+  for (unsigned r = 0, e = mapB.getNumResults(); r < e; ++r)
+    if (auto expr = dyn_cast<AffineDimExpr>(mapB.getResult(r)))
+      if (expr.getPosition() == dims.n)
+        nResult = r;
+  bool contiguous = nResult + 1 == mapB.getNumResults();
+  AffineMap alongN = AffineMap::get(
+      mapB.getNumResults(), 0, b.getAffineDimExpr(nResult), b.getContext());
   for (int64_t v = 0; v < p.nr / p.lanes; ++v) {
     Value col = arith::AddIOp::create(
         b, jc,
@@ -239,11 +251,14 @@ void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jc, Value pc,
     loops[dims.n] = col;
     SmallVector<Value> index = indices(bOperand, loops);
     Value vec;
-    if (exact)
+    if (exact && contiguous)
       vec = vector::LoadOp::create(b, vecType, bMem, index);
-    else
+    else if (contiguous)
       vec = vector::TransferReadOp::create(b, vecType, bMem, index, zero,
                                            ArrayRef<bool>{false});
+    else
+      vec = vector::TransferReadOp::create(b, vecType, bMem, index, zero,
+                                           alongN, ArrayRef<bool>{exact});
     vector::StoreOp::create(b, vec, bp, ValueRange{jp, kk, idx(v * p.lanes)});
   }
 }
@@ -602,11 +617,22 @@ static FailureOr<GemmDims> classify(linalg::LinalgOp op, std::string &why) {
     auto expr = dyn_cast<AffineDimExpr>(map.getResult(map.getNumResults() - 1));
     return expr && expr.getPosition() == dim;
   };
+  // B may have N anywhere (packing reads it strided), but as a plain index.
+  auto plainIn = [](AffineMap map, unsigned dim) {
+    return llvm::any_of(map.getResults(), [&](AffineExpr e) {
+      auto d = dyn_cast<AffineDimExpr>(e);
+      return d && d.getPosition() == dim;
+    });
+  };
   auto innermostN = llvm::find_if(n, [&](unsigned d) {
     return innermostIs(mapB, d) && innermostIs(mapC, d);
   });
+  if (innermostN == n.end())
+    innermostN = llvm::find_if(n, [&](unsigned d) {
+      return innermostIs(mapC, d) && plainIn(mapB, d);
+    });
   if (innermostN == n.end()) {
-    why = "no N loop is the innermost dimension of B and C";
+    why = "no N loop is the innermost dimension of C and a plain index of B";
     return failure();
   }
   dims.n = *innermostN;

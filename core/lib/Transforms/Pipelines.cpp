@@ -30,7 +30,7 @@ using namespace mlir;
 
 static const char *const kS1 =
     "canonicalize,func.func(pb-decompose-aggregates,pb-conv-to-channels-last),"
-    "linalg-fuse-elementwise-ops,canonicalize,cse,"
+    "pb-fuse-elementwise,canonicalize,cse,"
     // Reshape fusion leaves affine.apply on linalg.index in bodies; once S2
     // turns the indices into loop IVs they are no valid affine symbols.
     "lower-affine";

@@ -127,6 +127,22 @@ def PBDecomposeAggregatesPass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def PBFuseElementwisePass : Pass<"pb-fuse-elementwise"> {
+  let summary = "Fuse elementwise producers into consumers, keeping contractions";
+  let description = [{
+    Stage S1. Upstream's elementwise fusion, reshape folding by expansion and
+    linalg constant folding (the patterns of linalg-fuse-elementwise-ops),
+    with a cost function that keeps multiply-accumulate ops intact: a
+    producer that computes something is not fused into a contraction
+    (q * scale stays apart from q @ k^T, which S3 then maps onto the matrix
+    units); producers that only move data (transposes, broadcasts) still
+    fuse. A producer with several uses is never fused, as upstream.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::affine::AffineDialect"];
+}
+
 def PBDistinctResultsPass : Pass<"pb-distinct-results", "func::FuncOp"> {
   let summary = "Give every result of an entry its own tensor";
   let description = [{
