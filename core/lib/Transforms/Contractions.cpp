@@ -73,8 +73,7 @@ linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac) {
     return nullptr;
   // The kernel writes the epilogue's output while other blocks still read
   // A and B: the output may not share memory with them, through views
-  // included (bufferization reuses buffers; GPT-2's second layer wrote its
-  // attention scores into a view of the buffer they were computed from).
+  // included (bufferization reuses buffers).
   Value outBase = getBaseBuffer(out->get());
   for (Value input : mac.getDpsInputs())
     if (getBaseBuffer(input) == outBase)
