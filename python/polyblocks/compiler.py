@@ -61,6 +61,8 @@ _OPTION_KEYS = {
     "fusion": "fusion",
     "matrix_units": "matrix-units",
     "matrix-units": "matrix-units",
+    "allow_tf32": "allow-tf32",
+    "allow-tf32": "allow-tf32",
     "pipeline": "pipeline",
     "reduce_reduce_fusion": "reduce-reduce-fusion",
     "reduce-reduce-fusion": "reduce-reduce-fusion",

@@ -87,6 +87,11 @@ static llvm::cl::opt<bool> enableMatrixUnits(
     llvm::cl::desc("Ablation: S3 matrix-unit mapping (default on)"),
     llvm::cl::cat(pbCategory));
 
+static llvm::cl::opt<bool> allowTF32(
+    "pb-allow-tf32", llvm::cl::init(false),
+    llvm::cl::desc("Let f32 contractions use tf32 matrix units (default off)"),
+    llvm::cl::cat(pbCategory));
+
 static int unknownTarget(llvm::StringRef name) {
   llvm::errs() << "pb-opt: error: unknown target '" << name
                << "'; valid targets: " << pb::getValidTargetNames() << "\n";
@@ -136,6 +141,7 @@ int main(int argc, char **argv) {
   pb::PipelineOptions pipelineOptions;
   pipelineOptions.fusion = enableFusion;
   pipelineOptions.matrixUnits = enableMatrixUnits;
+  pipelineOptions.allowTF32 = allowTF32;
   std::vector<std::string> stages(pipelineStages.begin(), pipelineStages.end());
   for (const std::string &stage : stages) {
     if (!pb::isKnownStage(stage)) {

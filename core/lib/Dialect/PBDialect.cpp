@@ -8,6 +8,7 @@
 #include "pb/Dialect/PBDialect.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "pb/Target/TargetRegistry.h"
 
 #include "mlir/IR/Builders.h"
@@ -42,6 +43,12 @@ LogicalResult PBDialect::verifyOperationAttribute(Operation *op,
     if (!isa<UnitAttr>(attr.getValue()) || !isa<affine::AffineForOp>(op))
       return op->emitError() << "'" << kParallelAttrName
                              << "' is a unit attribute of affine.for";
+    return success();
+  }
+  if (attr.getName() == kMatrixUnitAttrName) {
+    if (!isa<StringAttr>(attr.getValue()) || !isa<linalg::LinalgOp>(op))
+      return op->emitError() << "'" << kMatrixUnitAttrName
+                             << "' is a string attribute of a linalg op";
     return success();
   }
   if (attr.getName() != kTargetAttrName)

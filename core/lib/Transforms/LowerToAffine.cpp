@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pb/Dialect/PBDialect.h"
 #include "pb/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -21,6 +22,7 @@ namespace {
 class PBLowerToAffinePass
     : public pb::impl::PBLowerToAffinePassBase<PBLowerToAffinePass> {
 public:
+  using Base::Base;
   void runOnOperation() override {
     // memref.copy between strided views (a tensor.pad's interior, a slice)
     // would otherwise become a call into MLIR's runner library; as a
@@ -37,17 +39,21 @@ public:
 
     // Multiply-accumulate ops stay for S3's matrix units, with the
     // epilogues S3 may fuse into them.
+    // With `contractions` (S3), only those tagged for the target's S4 stay.
     llvm::SmallPtrSet<Operation *, 8> kept;
-    getOperation().walk([&](linalg::LinalgOp op) {
-      if (op.hasPureBufferSemantics() && pb::isMultiplyAccumulate(op))
-        if (linalg::GenericOp epilogue = pb::findFusableEpilogue(op))
-          kept.insert(epilogue);
-    });
+    if (!contractions)
+      getOperation().walk([&](linalg::LinalgOp op) {
+        if (op.hasPureBufferSemantics() && pb::isMultiplyAccumulate(op))
+          if (linalg::GenericOp epilogue = pb::findFusableEpilogue(op))
+            kept.insert(epilogue);
+      });
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (kept.contains(op))
+      if (kept.contains(op) || !op.hasPureBufferSemantics())
         return;
-      if (op.hasPureBufferSemantics() && !pb::isMultiplyAccumulate(op))
+      bool contraction = pb::isMultiplyAccumulate(op);
+      if (contractions ? !op->hasAttr(pb::PBDialect::kMatrixUnitAttrName)
+                       : !contraction)
         ops.push_back(op);
     });
     for (linalg::LinalgOp op : ops) {

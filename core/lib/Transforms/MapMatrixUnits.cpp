@@ -538,6 +538,7 @@ namespace {
 class PBMapMatrixUnitsPass
     : public pb::impl::PBMapMatrixUnitsPassBase<PBMapMatrixUnitsPass> {
 public:
+  using Base::Base;
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     const ChipDesc *chip = getTargetChip(func);
@@ -556,6 +557,8 @@ public:
 
 private:
   void mapContraction(linalg::LinalgOp op, const ChipDesc &chip);
+  bool tagForSubgroupUnit(linalg::LinalgOp op, const GemmDims &dims,
+                          const ChipDesc &chip);
 };
 } // namespace
 
@@ -571,6 +574,31 @@ static const MatrixUnitDesc *findUnit(const ChipDesc &chip, ElementType a,
         unit->cType != c)
       continue;
     if (!best || unit->n > best->n)
+      best = unit;
+  }
+  return best;
+}
+
+/// The subgroup-scope unit (a warp's mma) multiplying `a` x `b` into f32
+/// with the largest M x N x K, or null. f32 data runs on tf32 units only
+/// when `allowTF32`.
+static const MatrixUnitDesc *findSubgroupUnit(const ChipDesc &chip,
+                                              ElementType a, ElementType b,
+                                              bool allowTF32) {
+  if (a != b || a == ElementType::F64)
+    return nullptr;
+  ElementType want = a;
+  if (a == ElementType::F32) {
+    if (!allowTF32)
+      return nullptr;
+    want = ElementType::TF32;
+  }
+  const MatrixUnitDesc *best = nullptr;
+  for (const MatrixUnitDesc *unit : chip.matrixUnits) {
+    if (unit->scope != MatrixScope::SubgroupScope || unit->aType != want ||
+        unit->bType != want || unit->cType != ElementType::F32)
+      continue;
+    if (!best || unit->m * unit->n * unit->k > best->m * best->n * best->k)
       best = unit;
   }
   return best;
@@ -667,6 +695,8 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   if (failed(classified))
     return skip(why);
   const GemmDims &dims = *classified;
+  if (tagForSubgroupUnit(op, dims, chip))
+    return;
   auto typeOf = [](Value v) {
     return cast<MemRefType>(v.getType()).getElementType();
   };
@@ -772,4 +802,96 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
     epilogue->erase();
   }
   op->erase();
+}
+
+/// Tags `op` with the chip's subgroup-scope unit for S4 when its operands
+/// have the layouts a warp-level kernel reads (see the pass description).
+bool PBMapMatrixUnitsPass::tagForSubgroupUnit(linalg::LinalgOp op,
+                                              const GemmDims &dims,
+                                              const ChipDesc &chip) {
+  bool hasSubgroupUnits = llvm::any_of(chip.matrixUnits, [](auto *unit) {
+    return unit->scope == MatrixScope::SubgroupScope;
+  });
+  if (!hasSubgroupUnits)
+    return false;
+  auto skip = [&](const Twine &why) {
+    explain(op, "matrix units: " + op->getName().getStringRef() +
+                    " not on a subgroup-scope unit: " + why);
+    return false;
+  };
+  Value aMem = op.getDpsInputOperand(0)->get();
+  Value bMem = op.getDpsInputOperand(1)->get();
+  Value cMem = op.getDpsInitOperand(0)->get();
+  for (Value mem : {aMem, bMem, cMem}) {
+    auto type = cast<MemRefType>(mem.getType());
+    if (!type.getLayout().isIdentity() || !type.hasStaticShape())
+      return skip("an operand has a non-identity layout or a dynamic shape");
+  }
+  if (!dims.kOuter.empty())
+    return skip("more than one K loop");
+  // Every batch loop indexes A, B and C (an N loop that classify treats as
+  // batch does not index A).
+  AffineMap mapA = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap mapB = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  AffineMap mapC = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  SmallVector<unsigned> batch;
+  for (AffineExpr e : mapC.getResults()) {
+    unsigned d = cast<AffineDimExpr>(e).getPosition();
+    if (llvm::is_contained(dims.batch, d))
+      batch.push_back(d);
+  }
+  auto dimsOf = [](AffineMap map) -> std::optional<SmallVector<unsigned>> {
+    SmallVector<unsigned> result;
+    for (AffineExpr e : map.getResults()) {
+      auto d = dyn_cast<AffineDimExpr>(e);
+      if (!d)
+        return std::nullopt;
+      result.push_back(d.getPosition());
+    }
+    return result;
+  };
+  auto concat = [](ArrayRef<unsigned> x, ArrayRef<unsigned> y,
+                   ArrayRef<unsigned> z) {
+    SmallVector<unsigned> result(x);
+    result.append(y.begin(), y.end());
+    result.append(z.begin(), z.end());
+    return result;
+  };
+  std::optional<SmallVector<unsigned>> a = dimsOf(mapA), b = dimsOf(mapB),
+                                       c = dimsOf(mapC);
+  if (!a || !b || !c)
+    return skip("an operand is not indexed by plain loop indices");
+  if (*a != concat(batch, dims.m, {dims.kInner}))
+    return skip("A is not indexed (batch, M, K)");
+  if (*c != concat(batch, dims.m, {dims.n}))
+    return skip("C is not indexed (batch, M, N)");
+  if (*b != concat(batch, {dims.kInner}, {dims.n}) &&
+      *b != concat(batch, {dims.n}, {dims.kInner}))
+    return skip("B is not indexed (batch, K, N) or (batch, N, K)");
+
+  auto elementOf = [](Value v) {
+    return getElementType(cast<MemRefType>(v.getType()).getElementType());
+  };
+  std::optional<ElementType> at = elementOf(aMem), bt = elementOf(bMem),
+                             ct = elementOf(cMem);
+  const MatrixUnitDesc *unit =
+      at && bt ? findSubgroupUnit(chip, *at, *bt, allowTF32) : nullptr;
+  if (!unit)
+    return skip(at && *at == ElementType::F32 && !allowTF32
+                    ? "f32 operands (tf32 units need allow-tf32)"
+                    : "no subgroup-scope unit for these element types");
+  if (!ct || (*ct != ElementType::F32 && *ct != *at))
+    return skip("C is neither f32 nor of A's element type");
+  op->setAttr(PBDialect::kMatrixUnitAttrName,
+              StringAttr::get(op->getContext(), unit->name));
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t flatM = 1;
+  for (unsigned d : dims.m)
+    flatM *= ranges[d];
+  explain(op, llvm::formatv("matrix units: {0} MxNxK {1}x{2}x{3} on {4} "
+                            "({5}), left to S4",
+                            op->getName(), flatM, ranges[dims.n],
+                            ranges[dims.kInner], unit->name,
+                            stringifyMatrixScope(unit->scope)));
+  return true;
 }

@@ -49,8 +49,12 @@ static const char *const kS2 =
 static std::string getS3Spec(const pb::PipelineOptions &options) {
   std::string spec;
   if (options.matrixUnits)
-    spec += "func.func(pb-map-matrix-units),";
-  spec += "convert-linalg-to-affine-loops,func.func(";
+    spec += options.allowTF32 ? "func.func(pb-map-matrix-units{allow-tf32=1}),"
+                              : "func.func(pb-map-matrix-units),";
+  // Contractions left for the target's subgroup-scope matrix units stay
+  // linalg ops (tagged pb.matrix_unit) for S4; the rest become loops.
+  spec += "func.func(pb-lower-to-affine{contractions=1}),canonicalize,"
+          "func.func(";
   if (options.fusion)
     spec += "pb-affine-fusion,";
   spec += "pb-tile,pb-mark-parallel,pb-vectorize),canonicalize,cse";

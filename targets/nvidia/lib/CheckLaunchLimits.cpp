@@ -34,7 +34,8 @@ static std::optional<int64_t> getSharedBytes(ArrayRef<BlockArgument> buffers) {
 static LogicalResult checkLaunch(Operation *op, const ChipDesc &chip,
                                  const nvidia::LaunchLimits &limits,
                                  ValueRange grid, ValueRange block,
-                                 ArrayRef<BlockArgument> shared) {
+                                 ArrayRef<BlockArgument> shared,
+                                 Value dynamicShared) {
   SmallVector<int64_t> sizes;
   for (Value size : llvm::concat<Value>(grid, block)) {
     APInt value;
@@ -56,6 +57,12 @@ static LogicalResult checkLaunch(Operation *op, const ChipDesc &chip,
   std::optional<int64_t> bytes = getSharedBytes(shared);
   if (!bytes)
     return op->emitError("shared-memory buffers need static shapes");
+  if (dynamicShared) {
+    APInt value;
+    if (!matchPattern(dynamicShared, m_ConstantInt(&value)))
+      return op->emitError("dynamic shared memory must be a constant");
+    *bytes += value.getSExtValue();
+  }
   if (*bytes > limits.sharedBytesPerBlock)
     return op->emitError() << "the kernel uses " << *bytes
                            << " bytes of shared memory; " << chip.name
@@ -87,7 +94,8 @@ public:
       gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
       failedAny |= failed(checkLaunch(
           launch, *chip, *limits, {grid.x, grid.y, grid.z},
-          {block.x, block.y, block.z}, launch.getWorkgroupAttributions()));
+          {block.x, block.y, block.z}, launch.getWorkgroupAttributions(),
+          launch.getDynamicSharedMemorySize()));
     });
     SymbolTableCollection symbols;
     module.walk([&](gpu::LaunchFuncOp launch) {
@@ -100,7 +108,8 @@ public:
         shared = kernel.getWorkgroupAttributions();
       failedAny |=
           failed(checkLaunch(launch, *chip, *limits, {grid.x, grid.y, grid.z},
-                             {block.x, block.y, block.z}, shared));
+                             {block.x, block.y, block.z}, shared,
+                             launch.getDynamicSharedMemorySize()));
     });
     if (failedAny)
       signalPassFailure();

@@ -4,7 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// S4 maps S3's parallel loops onto blocks and threads
+// S4 lowers the contractions S3 tagged for a warp-level matrix unit into
+// tensor-core kernels (pb-nvidia-lower-matrix-units), maps S3's parallel
+// loops onto blocks and threads
 // (pb-nvidia-prepare-parallel, pb-nvidia-map-to-gpu), outlines every launch
 // into a kernel of its own GPU module (upstream gpu-kernel-outlining),
 // attaches the chip's NVVM target (chip and PTX features from the .td) and
@@ -34,11 +36,14 @@ static std::string getS4Pipeline(const ChipDesc &chip) {
     attach += (" features=" + chip.llvmFeatures).str();
   attach += "}";
   return llvm::formatv(
-             "pb-nvidia-approximate-math,convert-linalg-to-affine-loops,"
+             "pb-nvidia-approximate-math,"
+             "func.func(pb-nvidia-lower-matrix-units),"
+             "convert-linalg-to-affine-loops,"
              "func.func(pb-nvidia-prepare-parallel),lower-affine,"
              "func.func(pb-nvidia-map-to-gpu),gpu-kernel-outlining,"
              "pb-nvidia-check-launch-limits,{0},"
-             "gpu.module(convert-vector-to-scf,convert-scf-to-cf,"
+             "gpu.module(convert-nvgpu-to-nvvm,convert-vector-to-scf,convert-"
+             "scf-to-cf,"
              "convert-vector-to-llvm,expand-strided-metadata,lower-affine,"
              "convert-gpu-to-nvvm{{use-bare-ptr-memref-call-conv=1},"
              "canonicalize,cse,reconcile-unrealized-casts),"

@@ -47,6 +47,19 @@ static void makeThreadLoop(affine::AffineForOp loop) {
     bool normalized = llvm::all_of(band, [](affine::AffineForOp l) {
       return succeeded(affine::normalizeAffineFor(l));
     });
+    // Normalizing a loop rewrites the uses of its IV into an affine.apply
+    // at the start of its body, i.e. between the band's loops; coalescing
+    // remaps IVs only inside the innermost loop, so those applies move
+    // there (outer ones first). The normalized bounds are constants.
+    if (normalized) {
+      Block *innermost = band.back().getBody();
+      Operation *insertionPoint = &innermost->front();
+      for (size_t i = 0; i + 1 < band.size(); ++i)
+        for (Operation &op : llvm::make_early_inc_range(*band[i].getBody()))
+          if (&op != band[i + 1].getOperation() &&
+              !op.hasTrait<OpTrait::IsTerminator>())
+            op.moveBefore(insertionPoint);
+    }
     if (!normalized || failed(affine::coalesceLoops(band)))
       band.resize(1);
   }

@@ -33,6 +33,11 @@ def PB_Dialect : Dialect {
     /// proven before a transformation (tiling) made that harder to see
     /// (set by pb-tile, read by pb-mark-parallel).
     static constexpr ::llvm::StringLiteral kParallelAttrName = "pb.parallel";
+    /// String attribute on a linalg contraction naming the target's matrix
+    /// unit that S4 lowers it onto (set by pb-map-matrix-units for
+    /// subgroup-scope units, read by the target's S4).
+    static constexpr ::llvm::StringLiteral kMatrixUnitAttrName =
+        "pb.matrix_unit";
   }];
 }
 

@@ -58,6 +58,9 @@ struct PipelineOptions {
   bool fusion = true;
   /// Matrix-unit mapping of contractions in S3.
   bool matrixUnits = true;
+  /// f32 contractions may run on tf32 matrix units (10-bit mantissa
+  /// products, f32 accumulation), as PyTorch's allow_tf32 permits.
+  bool allowTF32 = false;
 };
 
 /// The stage names addStagePipeline knows, in pipeline order.

@@ -187,7 +187,15 @@ def PBLowerToAffinePass : Pass<"pb-lower-to-affine", "func::FuncOp"> {
 
       linalg.fill ins(%z) outs(%c)            ->  affine.for ... affine.store
       linalg.matmul ins(%a, %b) outs(%c)      ->  unchanged
+
+    With `contractions=1` (S3, after pb-map-matrix-units) contractions and
+    their epilogues are lowered too, except those tagged `pb.matrix_unit`,
+    which stay for the target's S4.
   }];
+  let options = [
+    Option<"contractions", "contractions", "bool", /*default=*/"false",
+           "Also lower contractions not tagged pb.matrix_unit">,
+  ];
   let dependentDialects = ["affine::AffineDialect"];
 }
 
@@ -219,7 +227,20 @@ def PBMapMatrixUnitsPass : Pass<"pb-map-matrix-units", "func::FuncOp"> {
     C's innermost dimension, an extent smaller than the register tile) are
     left alone; `--pb-explain` says why. Runs before the remaining linalg
     ops are lowered to affine loops.
+
+    On targets whose matrix units are subgroup-scope (a GPU warp's mma),
+    a contraction with one K loop, A indexed (batch, M..., K), B (batch, K,
+    N) or (batch, N, K) and C (batch, M..., N), identity layouts, and
+    element types of such a unit (f32 only with `allow-tf32`, on a tf32
+    unit; the unit accumulates in f32 while C may be f16/bf16) is not
+    lowered here: it is tagged `pb.matrix_unit = "<unit>"` for S4, which
+    builds the warp-level kernel. On the host the tagged op is an ordinary
+    linalg op (the reference lowering runs it as loops).
   }];
+  let options = [
+    Option<"allowTF32", "allow-tf32", "bool", /*default=*/"false",
+           "Map f32 contractions onto tf32 units">,
+  ];
   let dependentDialects = ["scf::SCFDialect", "vector::VectorDialect",
                            "memref::MemRefDialect", "arith::ArithDialect"];
 }

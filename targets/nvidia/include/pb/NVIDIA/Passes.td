@@ -51,6 +51,34 @@ def PBNVIDIACheckLaunchLimitsPass
   let dependentDialects = ["gpu::GPUDialect"];
 }
 
+def PBNVIDIALowerMatrixUnitsPass
+    : Pass<"pb-nvidia-lower-matrix-units", "func::FuncOp"> {
+  let summary = "Lower contractions tagged pb.matrix_unit into tensor-core "
+                "kernels (cp.async, ldmatrix, mma.sync)";
+  let description = [{
+    Stage S4, first. Each linalg contraction that S3 tagged with a
+    warp-level (mma.sync) unit of the chip becomes one `gpu.launch`: a 1-d
+    grid of block tiles (batch x M tiles x N tiles, N fastest), eight warps
+    per block as 2 x 4 warp tiles, operand tiles multi-buffered in dynamic
+    shared memory (2 or 3 stages, as many as the chip's scratchpad holds,
+    at most 3) filled by `nvgpu.device_async_copy` (cp.async, zero-filled
+    outside the operands; element-wise copies when a row's extent is not
+    a multiple of 4 bytes), fragments read with `nvgpu.ldmatrix` (f16,
+    bf16) or `memref.load` (tf32), `nvgpu.mma.sync` (`nvvm.mma.sync` for
+    bf16, which upstream's nvgpu lowering does not type) accumulating in f32
+    registers from C's values, and C written back (converted to its
+    type). Sizes come from the unit, the chip's warp size, vector width
+    and scratchpad (capacity, banks); the shared row padding minimizes the
+    simulated bank conflicts of the fragment reads. A tagged op it cannot
+    lower loses its tag and is lowered as loops like any other (see
+    `--pb-explain`).
+  }];
+  let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
+                           "NVVM::NVVMDialect", "LLVM::LLVMDialect",
+                           "scf::SCFDialect", "vector::VectorDialect",
+                           "memref::MemRefDialect", "arith::ArithDialect"];
+}
+
 def PBNVIDIAMapToGPUPass : Pass<"pb-nvidia-map-to-gpu", "func::FuncOp"> {
   let summary = "Turn every top-level statement of an entry into a GPU "
                 "launch: parallel loops onto blocks and threads";

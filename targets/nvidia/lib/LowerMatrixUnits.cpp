@@ -1,0 +1,769 @@
+//===- LowerMatrixUnits.cpp - Tagged contractions onto mma.sync -----------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// S4 for the contractions that S3 tagged `pb.matrix_unit` with a warp-level
+// unit lowered as NVGPUMmaSync. Each becomes one gpu.launch:
+//
+//   block b -> (batch, tm, tn): C[m0:+BM, n0:+BN], warps WARPS_M x WARPS_N
+//   shared (dynamic): A [S][BM][BK+padA], B [S][BK][BN+padB] (B indexed
+//                     (k, n)) or [S][BN][BK+padB] (B indexed (n, k))
+//   accumulators (f32 fragments in registers) = C
+//   prologue: copy K tiles 0 .. S-2 (cp.async, zero-filled outside)
+//   for kt in K tiles:
+//     wait until tile kt has landed; barrier
+//     copy K tile kt+S-1 into the stage freed by tile kt-1
+//     per unit K step: ldmatrix (16-bit types) or ld.shared (tf32)
+//                      fragments, then MI x NI mma.sync per warp
+//   C = accumulators (converted to C's type)
+//
+// Operands are read with cp.async of the chip's widest vector where the
+// contiguous extent allows, else element by element (still zero-filled).
+// The padding of each shared tile is the one of 1..4 x 16 bytes with the
+// fewest bank conflicts for its fragment reads, simulated with the banks
+// of the chip's scratchpad level.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pb/NVIDIA/NVIDIABackend.h"
+
+#include "pb/Dialect/PBDialect.h"
+#include "pb/Target/TargetRegistry.h"
+#include "pb/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Utils/GPUUtils.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::pb::nvidia {
+#define GEN_PASS_DEF_PBNVIDIALOWERMATRIXUNITSPASS
+#include "pb/NVIDIA/Passes.h.inc"
+} // namespace mlir::pb::nvidia
+
+using namespace mlir;
+using namespace mlir::pb;
+
+/// Warps of a block, as rows x columns of the block tile. Eight warps keep
+/// two blocks per SM within the register file at the largest tile.
+static constexpr int64_t kWarpsM = 2, kWarpsN = 4;
+/// Largest block tile side; warp tiles are then 64 x 32.
+static constexpr int64_t kMaxBlockTile = 128;
+/// K tile = this many unit K steps (64 bytes of a row for every type).
+static constexpr int64_t kUnitStepsPerTile = 2;
+/// Pipeline depth cap: more stages add shared memory, not overlap.
+static constexpr int64_t kMaxStages = 3;
+/// Padding candidates, in units of the widest copy.
+static constexpr int64_t kMaxPadUnits = 4;
+
+namespace {
+/// Which shared tile a fragment read addresses, and how.
+enum class Frag { A, BKMajor, BNMajor };
+
+struct MmaPlan {
+  const MatrixUnitDesc *unit = nullptr;
+  Type elem, accType, cElem;
+  int64_t elemBytes = 0;
+  bool ldmatrix = false;
+  // Problem: flat batch, M (flattened M loops), N, K.
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  SmallVector<int64_t> batchExtents, mExtents;
+  bool bKMajor = true;
+  // Tiles.
+  int64_t bm = 0, bn = 0, bk = 0, wm = 0, wn = 0, mi = 0, ni = 0;
+  int64_t stages = 0, warpSize = 0, threads = 0;
+  int64_t tilesM = 0, tilesN = 0, blocks = 0;
+  // Copies: elements per copy (1: element by element), shared strides.
+  int64_t vecA = 0, vecB = 0, maxVec = 0, ldA = 0, ldB = 0;
+  int64_t bytesA = 0, bytesB = 0, sharedBytes = 0;
+  int64_t rowsB() const { return bKMajor ? bk : bn; }
+  int64_t colsB() const { return bKMajor ? bn : bk; }
+};
+} // namespace
+
+/// The (row, column) of a shared tile that `lane` reads for fragment
+/// register `reg`, relative to the fragment's origin. For ldmatrix, `reg` is
+/// ignored: the lane supplies one row address of 8 consecutive 16-bit
+/// elements.
+struct Coord {
+  int64_t row, col;
+};
+static Coord fragCoord(Frag frag, bool ldmatrix, int64_t lane, int64_t reg) {
+  int64_t g = lane / 4, t = lane % 4;
+  if (ldmatrix) {
+    switch (frag) {
+    case Frag::A: // x4: matrices (rows 0-7|8-15) x (cols 0-7|8-15)
+      return {lane % 16, (lane / 16) * 8};
+    case Frag::BKMajor: // x2, transposed: k rows 0-15 of one n column block
+      return {lane % 16, 0};
+    case Frag::BNMajor: // x2: n rows 0-7, k columns 0-7 | 8-15
+      return {lane % 8, ((lane / 8) % 2) * 8};
+    }
+  }
+  // tf32 m16n8k8: a_i = (g + 8 (i%2), t + 4 (i/2)); b_i = (k t + 4i, n g).
+  switch (frag) {
+  case Frag::A:
+    return {g + 8 * (reg % 2), t + 4 * (reg / 2)};
+  case Frag::BKMajor:
+    return {t + 4 * reg, g};
+  case Frag::BNMajor:
+    return {g, t + 4 * reg};
+  }
+  llvm_unreachable("fragment kind");
+}
+
+/// Worst bank-conflict degree over the shared accesses of one fragment read
+/// with row stride `ld` (elements): ldmatrix phases of 8 lanes reading 16
+/// bytes each, or 32 lanes reading one element each.
+static int64_t conflictDegree(Frag frag, const MmaPlan &p, int64_t ld,
+                              const MemoryLevelDesc &shared) {
+  int64_t width = shared.bankWidthBytes, banks = shared.banks;
+  auto degree = [&](ArrayRef<int64_t> addresses, int64_t bytes) {
+    DenseMap<int64_t, llvm::SmallDenseSet<int64_t>> words;
+    for (int64_t address : addresses)
+      for (int64_t w = address / width;
+           w < (address + bytes + width - 1) / width; ++w)
+        words[w % banks].insert(w);
+    int64_t worst = 1;
+    for (auto &entry : words)
+      worst = std::max<int64_t>(worst, entry.second.size());
+    return worst;
+  };
+  int64_t total = 0;
+  if (p.ldmatrix) {
+    int64_t phases = frag == Frag::A ? 4 : 2;
+    for (int64_t phase = 0; phase < phases; ++phase) {
+      SmallVector<int64_t> addresses;
+      for (int64_t lane = phase * 8; lane < phase * 8 + 8; ++lane) {
+        Coord c = fragCoord(frag, true, lane, 0);
+        addresses.push_back((c.row * ld + c.col) * p.elemBytes);
+      }
+      total += degree(addresses, 16);
+    }
+    return total;
+  }
+  int64_t regs = frag == Frag::A ? 4 : 2;
+  for (int64_t reg = 0; reg < regs; ++reg) {
+    SmallVector<int64_t> addresses;
+    for (int64_t lane = 0; lane < p.warpSize; ++lane) {
+      Coord c = fragCoord(frag, false, lane, reg);
+      addresses.push_back((c.row * ld + c.col) * p.elemBytes);
+    }
+    total += degree(addresses, p.elemBytes);
+  }
+  return total;
+}
+
+/// The row stride of a shared tile of `cols` columns: the padding (a whole
+/// number of widest copies) with the fewest conflicts, the smallest on ties.
+static int64_t chooseStride(Frag frag, const MmaPlan &p, int64_t cols,
+                            const MemoryLevelDesc &shared) {
+  int64_t best = 0, bestDegree = 0;
+  for (int64_t units = 1; units <= kMaxPadUnits; ++units) {
+    int64_t ld = cols + units * p.maxVec;
+    int64_t degree = conflictDegree(frag, p, ld, shared);
+    if (!best || degree < bestDegree) {
+      best = ld;
+      bestDegree = degree;
+    }
+  }
+  return best;
+}
+
+/// Elements per copy along a contiguous extent: the widest power of two
+/// up to the chip's vector width that divides it, if it is at least 4
+/// bytes (cp.async's smallest); otherwise 1 (element-wise copies).
+static int64_t copyWidth(int64_t extent, const MmaPlan &p) {
+  for (int64_t vec = p.maxVec; vec * p.elemBytes >= 4; vec /= 2)
+    if (extent % vec == 0)
+      return vec;
+  return 1;
+}
+
+static int64_t tileSide(int64_t extent, int64_t minimum) {
+  return std::clamp<int64_t>(llvm::PowerOf2Ceil(extent), minimum,
+                             kMaxBlockTile);
+}
+
+namespace {
+class KernelBuilder {
+public:
+  KernelBuilder(linalg::LinalgOp op, const MmaPlan &plan,
+                const MemoryLevelDesc &shared)
+      : op(op), p(plan), b(op.getLoc(), op), sharedLevel(shared) {}
+  void build();
+
+private:
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value add(Value x, int64_t y) { return y ? add(x, idx(y)) : x; }
+  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, x, idx(y)); }
+  Value lt(Value x, int64_t y) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, idx(y));
+  }
+  Value minU(Value x, int64_t y) {
+    return arith::MinUIOp::create(b, x, idx(y));
+  }
+  /// Indices of an operand: batch indices, then the flat row split over
+  /// `rowExtents` (when several M loops), then the column.
+  SmallVector<Value> operandIndices(ArrayRef<int64_t> rowExtents, Value row,
+                                    Value col);
+  /// Copies one operand's K tile `kt` into `stage`; appends the tokens of
+  /// the unconditional asynchronous copies to `tokens`.
+  void copyTile(Value stage, Value kt, bool isA,
+                SmallVectorImpl<Value> &tokens);
+  /// Copies both operands' K tile `kt` and commits them as one group.
+  Value issueStage(Value stage, Value kt);
+  Value loadFragment(Frag frag, Value stage, Value row, Value col);
+  SmallVector<Value> computeStage(Value stage, ValueRange accs);
+  /// acc + a x b on the unit: nvgpu.mma.sync, or for bf16 (which upstream's
+  /// nvgpu lowering does not type) nvvm.mma.sync on the fragments' 32-bit
+  /// registers.
+  Value mma(Value a, Value b, Value acc);
+  /// The (row, col) of C for accumulator element (i, j) of tile (mi, ni).
+  std::pair<Value, Value> cCoord(int64_t mi, int64_t ni, int64_t i, int64_t j);
+
+  linalg::LinalgOp op;
+  const MmaPlan &p;
+  ImplicitLocOpBuilder b;
+  const MemoryLevelDesc &sharedLevel;
+  Value aMem, bMem, cMem, aTile, bTile;
+  Value tid, lane, warpRow, warpCol, m0, n0;
+  SmallVector<Value> batchIdx;
+};
+} // namespace
+
+SmallVector<Value> KernelBuilder::operandIndices(ArrayRef<int64_t> rowExtents,
+                                                 Value row, Value col) {
+  SmallVector<Value> result(batchIdx);
+  SmallVector<Value> rows;
+  for (int64_t extent : llvm::reverse(rowExtents.drop_front())) {
+    rows.push_back(arith::RemUIOp::create(b, row, idx(extent)));
+    row = arith::DivUIOp::create(b, row, idx(extent));
+  }
+  rows.push_back(row);
+  result.append(rows.rbegin(), rows.rend());
+  result.push_back(col);
+  return result;
+}
+
+void KernelBuilder::copyTile(Value stage, Value kt, bool isA,
+                             SmallVectorImpl<Value> &tokens) {
+  int64_t rows = isA ? p.bm : p.rowsB(), cols = isA ? p.bk : p.colsB();
+  int64_t vec = isA ? p.vecA : p.vecB;
+  Value mem = isA ? aMem : bMem, tile = isA ? aTile : bTile;
+  // Origin and extents of this tile in the operand's (row, col) space.
+  Value k0 = mul(kt, p.bk);
+  Value row0, col0;
+  int64_t rowExtent, colExtent;
+  ArrayRef<int64_t> rowExtents;
+  SmallVector<int64_t> single;
+  if (isA) {
+    row0 = m0, col0 = k0, rowExtent = p.m, colExtent = p.k;
+    rowExtents = p.mExtents;
+  } else if (p.bKMajor) {
+    row0 = k0, col0 = n0, rowExtent = p.k, colExtent = p.n;
+    single = {p.k};
+    rowExtents = single;
+  } else {
+    row0 = n0, col0 = k0, rowExtent = p.n, colExtent = p.k;
+    single = {p.n};
+    rowExtents = single;
+  }
+  int64_t perRow = cols / vec, chunks = rows * perRow;
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  for (int64_t first = 0; first < chunks; first += p.threads) {
+    Value chunk = add(tid, first);
+    auto copyChunk = [&]() -> Value {
+      Value r = arith::DivUIOp::create(b, chunk, idx(perRow));
+      Value c = mul(arith::RemUIOp::create(b, chunk, idx(perRow)), vec);
+      Value row = add(row0, r), col = add(col0, c);
+      Value inside =
+          arith::AndIOp::create(b, lt(row, rowExtent), lt(col, colExtent));
+      // Clamped into the operand, so that the address is valid even when
+      // nothing is read from it.
+      SmallVector<Value> src = operandIndices(
+          rowExtents, minU(row, rowExtent - 1), minU(col, colExtent - vec));
+      SmallVector<Value> dst = {stage, r, c};
+      if (vec > 1) {
+        Value count = arith::SelectOp::create(b, inside, idx(vec), idx(0));
+        UnitAttr bypass = vec * p.elemBytes == 16 ? b.getUnitAttr() : nullptr;
+        return nvgpu::DeviceAsyncCopyOp::create(b, tokenType, tile, dst, mem,
+                                                src, b.getIndexAttr(vec), count,
+                                                bypass);
+      }
+      Value v = memref::LoadOp::create(b, mem, src);
+      Value zero = arith::ConstantOp::create(b, b.getZeroAttr(p.elem));
+      memref::StoreOp::create(b, arith::SelectOp::create(b, inside, v, zero),
+                              tile, dst);
+      return nullptr;
+    };
+    if (first + p.threads <= chunks) {
+      if (Value token = copyChunk())
+        tokens.push_back(token);
+      continue;
+    }
+    auto guard = scf::IfOp::create(b, lt(chunk, chunks));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(guard.thenBlock());
+    copyChunk();
+  }
+}
+
+Value KernelBuilder::issueStage(Value stage, Value kt) {
+  SmallVector<Value> tokens;
+  copyTile(stage, kt, /*isA=*/true, tokens);
+  copyTile(stage, kt, /*isA=*/false, tokens);
+  return nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+}
+
+Value KernelBuilder::loadFragment(Frag frag, Value stage, Value row,
+                                  Value col) {
+  Value tile = frag == Frag::A ? aTile : bTile;
+  if (p.ldmatrix) {
+    // The lane's row address, as in fragCoord.
+    Value laneRow, laneCol;
+    switch (frag) {
+    case Frag::A:
+      laneRow = arith::RemUIOp::create(b, lane, idx(16));
+      laneCol = mul(arith::DivUIOp::create(b, lane, idx(16)), 8);
+      break;
+    case Frag::BKMajor:
+      laneRow = arith::RemUIOp::create(b, lane, idx(16));
+      laneCol = idx(0);
+      break;
+    case Frag::BNMajor:
+      laneRow = arith::RemUIOp::create(b, lane, idx(8));
+      laneCol = mul(arith::RemUIOp::create(
+                        b, arith::DivUIOp::create(b, lane, idx(8)), idx(2)),
+                    8);
+      break;
+    }
+    int64_t tiles = frag == Frag::A ? 4 : 2;
+    auto type = VectorType::get({tiles, 2}, p.elem);
+    return nvgpu::LdMatrixOp::create(
+        b, type, tile, ValueRange{stage, add(row, laneRow), add(col, laneCol)},
+        /*transpose=*/frag == Frag::BKMajor, tiles);
+  }
+  // tf32: each lane reads its elements (see fragCoord).
+  Value g = arith::DivUIOp::create(b, lane, idx(4));
+  Value t = arith::RemUIOp::create(b, lane, idx(4));
+  int64_t regs = frag == Frag::A ? 4 : 2;
+  SmallVector<Value> values;
+  for (int64_t reg = 0; reg < regs; ++reg) {
+    Value r, c;
+    switch (frag) {
+    case Frag::A:
+      r = add(g, 8 * (reg % 2)), c = add(t, 4 * (reg / 2));
+      break;
+    case Frag::BKMajor:
+      r = add(t, 4 * reg), c = g;
+      break;
+    case Frag::BNMajor:
+      r = g, c = add(t, 4 * reg);
+      break;
+    }
+    values.push_back(memref::LoadOp::create(
+        b, tile, ValueRange{stage, add(row, r), add(col, c)}));
+  }
+  return vector::FromElementsOp::create(b, VectorType::get({regs, 1}, p.elem),
+                                        values);
+}
+
+SmallVector<Value> KernelBuilder::computeStage(Value stage, ValueRange accs) {
+  SmallVector<Value> result(accs);
+  const MatrixUnitDesc &u = *p.unit;
+  for (int64_t kk = 0; kk < p.bk; kk += u.k) {
+    SmallVector<Value> aFrags, bFrags;
+    for (int64_t i = 0; i < p.mi; ++i)
+      aFrags.push_back(
+          loadFragment(Frag::A, stage, add(warpRow, i * u.m), idx(kk)));
+    for (int64_t j = 0; j < p.ni; ++j) {
+      Value col = add(warpCol, j * u.n);
+      bFrags.push_back(p.bKMajor
+                           ? loadFragment(Frag::BKMajor, stage, idx(kk), col)
+                           : loadFragment(Frag::BNMajor, stage, col, idx(kk)));
+    }
+    for (int64_t i = 0; i < p.mi; ++i)
+      for (int64_t j = 0; j < p.ni; ++j) {
+        Value &acc = result[i * p.ni + j];
+        acc = mma(aFrags[i], bFrags[j], acc);
+      }
+  }
+  return result;
+}
+
+Value KernelBuilder::mma(Value a, Value bFrag, Value acc) {
+  const MatrixUnitDesc &u = *p.unit;
+  if (!p.elem.isBF16())
+    return nvgpu::MmaSyncOp::create(b, a, bFrag, acc,
+                                    ArrayRef<int64_t>{u.m, u.n, u.k},
+                                    /*tf32Enabled=*/!p.ldmatrix);
+  // Each row of a fragment (2 x bf16) is one 32-bit register.
+  auto registers = [&](Value fragment) {
+    auto type = cast<VectorType>(fragment.getType());
+    SmallVector<Value> regs;
+    for (int64_t r = 0; r < type.getDimSize(0); ++r) {
+      Value row = vector::ExtractOp::create(b, fragment, ArrayRef<int64_t>{r});
+      regs.push_back(LLVM::BitcastOp::create(b, b.getI32Type(), row));
+    }
+    return regs;
+  };
+  SmallVector<Value> c;
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 2; ++j)
+      c.push_back(vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{i, j}));
+  Type f32 = b.getF32Type();
+  auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                     SmallVector<Type>(4, f32));
+  Value d = NVVM::MmaOp::create(
+      b, resultType, registers(a), registers(bFrag), c,
+      ArrayRef<int64_t>{u.m, u.n, u.k}, std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < 4; ++i)
+    values.push_back(LLVM::ExtractValueOp::create(b, d, i));
+  return vector::FromElementsOp::create(b, acc.getType(), values);
+}
+
+std::pair<Value, Value> KernelBuilder::cCoord(int64_t mi, int64_t ni, int64_t i,
+                                              int64_t j) {
+  Value g = arith::DivUIOp::create(b, lane, idx(4));
+  Value t = arith::RemUIOp::create(b, lane, idx(4));
+  Value row = add(add(m0, warpRow), add(g, mi * p.unit->m + 8 * i));
+  Value col = add(add(n0, warpCol), add(mul(t, 2), ni * p.unit->n + j));
+  return {row, col};
+}
+
+void KernelBuilder::build() {
+  aMem = op.getDpsInputOperand(0)->get();
+  bMem = op.getDpsInputOperand(1)->get();
+  cMem = op.getDpsInitOperand(0)->get();
+  MLIRContext *ctx = b.getContext();
+  auto launch = gpu::LaunchOp::create(
+      b, idx(p.blocks), idx(1), idx(1), idx(p.threads), idx(1), idx(1),
+      arith::ConstantOp::create(b, b.getI32IntegerAttr(p.sharedBytes)));
+  b.setInsertionPointToStart(&launch.getBody().front());
+  gpu::TerminatorOp::create(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+
+  // Block and warp coordinates; N tiles vary fastest.
+  Value block = launch.getBlockIds().x;
+  tid = launch.getThreadIds().x;
+  Value tn = arith::RemUIOp::create(b, block, idx(p.tilesN));
+  Value rest = arith::DivUIOp::create(b, block, idx(p.tilesN));
+  Value tm = arith::RemUIOp::create(b, rest, idx(p.tilesM));
+  Value flatBatch = arith::DivUIOp::create(b, rest, idx(p.tilesM));
+  for (int64_t extent : llvm::reverse(p.batchExtents)) {
+    batchIdx.push_back(arith::RemUIOp::create(b, flatBatch, idx(extent)));
+    flatBatch = arith::DivUIOp::create(b, flatBatch, idx(extent));
+  }
+  std::reverse(batchIdx.begin(), batchIdx.end());
+  m0 = mul(tm, p.bm);
+  n0 = mul(tn, p.bn);
+  Value warp = arith::DivUIOp::create(b, tid, idx(p.warpSize));
+  lane = arith::RemUIOp::create(b, tid, idx(p.warpSize));
+  warpRow = mul(arith::DivUIOp::create(b, warp, idx(kWarpsN)), p.wm);
+  warpCol = mul(arith::RemUIOp::create(b, warp, idx(kWarpsN)), p.wn);
+
+  // Shared tiles, views of the dynamic shared memory.
+  auto space = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  Value smem = gpu::DynamicSharedMemoryOp::create(
+      b, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                         MemRefLayoutAttrInterface(), space));
+  auto aType = MemRefType::get({p.stages, p.bm, p.ldA}, p.elem,
+                               MemRefLayoutAttrInterface(), space);
+  auto bType = MemRefType::get({p.stages, p.rowsB(), p.ldB}, p.elem,
+                               MemRefLayoutAttrInterface(), space);
+  aTile = memref::ViewOp::create(b, aType, smem, idx(0), ValueRange{});
+  bTile = memref::ViewOp::create(b, bType, smem, idx(p.bytesA), ValueRange{});
+
+  // Accumulators start from C.
+  auto accType = VectorType::get({2, 2}, p.accType);
+  bool fullTiles = p.m % p.bm == 0 && p.n % p.bn == 0;
+  SmallVector<Value> accs;
+  for (int64_t i = 0; i < p.mi; ++i)
+    for (int64_t j = 0; j < p.ni; ++j) {
+      SmallVector<Value> values;
+      for (int64_t r = 0; r < 2; ++r)
+        for (int64_t c = 0; c < 2; ++c) {
+          auto [row, col] = cCoord(i, j, r, c);
+          auto load = [&]() -> Value {
+            Value v = memref::LoadOp::create(
+                b, cMem, operandIndices(p.mExtents, row, col));
+            return p.cElem == p.accType
+                       ? v
+                       : arith::ExtFOp::create(b, p.accType, v).getResult();
+          };
+          if (fullTiles) {
+            values.push_back(load());
+            continue;
+          }
+          Value inside = arith::AndIOp::create(b, lt(row, p.m), lt(col, p.n));
+          auto ifOp = scf::IfOp::create(b, TypeRange{p.accType}, inside,
+                                        /*withElseRegion=*/true);
+          {
+            OpBuilder::InsertionGuard g(b);
+            b.setInsertionPointToStart(ifOp.thenBlock());
+            scf::YieldOp::create(b, load());
+            b.setInsertionPointToStart(ifOp.elseBlock());
+            scf::YieldOp::create(
+                b, arith::ConstantOp::create(b, b.getZeroAttr(p.accType))
+                       .getResult());
+          }
+          values.push_back(ifOp.getResult(0));
+        }
+      accs.push_back(vector::FromElementsOp::create(b, accType, values));
+    }
+
+  // Prologue: tiles 0 .. S-2, one group each.
+  int64_t kTiles = llvm::divideCeil(p.k, p.bk);
+  Value token;
+  for (int64_t s = 0; s + 1 < p.stages; ++s)
+    token = issueStage(idx(s), idx(s));
+  auto loop = scf::ForOp::create(b, idx(0), idx(kTiles), idx(1), accs);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value kt = loop.getInductionVar();
+    // Tile kt is in the oldest of the S-1 outstanding groups.
+    nvgpu::DeviceAsyncWaitOp::create(b, token,
+                                     b.getI32IntegerAttr(p.stages - 2));
+    gpu::BarrierOp::create(b);
+    Value next = add(kt, p.stages - 1);
+    issueStage(arith::RemUIOp::create(b, next, idx(p.stages)), next);
+    Value stage = arith::RemUIOp::create(b, kt, idx(p.stages));
+    scf::YieldOp::create(b, computeStage(stage, loop.getRegionIterArgs()));
+  }
+  // No copy may be in flight when the block exits.
+  nvgpu::DeviceAsyncWaitOp::create(b, token, b.getI32IntegerAttr(0));
+
+  // Store the accumulators.
+  for (int64_t i = 0; i < p.mi; ++i)
+    for (int64_t j = 0; j < p.ni; ++j) {
+      Value acc = loop.getResult(i * p.ni + j);
+      for (int64_t r = 0; r < 2; ++r)
+        for (int64_t c = 0; c < 2; ++c) {
+          auto [row, col] = cCoord(i, j, r, c);
+          auto store = [&]() {
+            Value v =
+                vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{r, c});
+            if (p.cElem != p.accType)
+              v = arith::TruncFOp::create(b, p.cElem, v);
+            memref::StoreOp::create(b, v, cMem,
+                                    operandIndices(p.mExtents, row, col));
+          };
+          if (fullTiles) {
+            store();
+            continue;
+          }
+          Value inside = arith::AndIOp::create(b, lt(row, p.m), lt(col, p.n));
+          auto ifOp = scf::IfOp::create(b, inside);
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPointToStart(ifOp.thenBlock());
+          store();
+        }
+    }
+
+  // Views and constants the kernel reads move inside, so that its arguments
+  // are the entry's buffers (the launch plan's terms).
+  (void)sinkOperationsIntoLaunchOp(launch, [](Operation *op) {
+    if (isa<memref::GetGlobalOp, ViewLikeOpInterface>(op))
+      return true;
+    return op->getNumRegions() == 0 && isMemoryEffectFree(op);
+  });
+}
+
+/// The plan for `op` on `unit`, or failure with the reason in `why`.
+static FailureOr<MmaPlan>
+planKernel(linalg::LinalgOp op, const MatrixUnitDesc &unit,
+           const ChipDesc &chip, const nvidia::LaunchLimits &limits,
+           const MemoryLevelDesc &shared, std::string &why) {
+  MmaPlan p;
+  p.unit = &unit;
+  if (unit.lowering != MatrixLowering::NVGPUMmaSync) {
+    why = "only mma.sync units are lowered";
+    return failure();
+  }
+  if (unit.m != 16 || (unit.n != 8) || (unit.k != 16 && unit.k != 8)) {
+    why = "the unit's shape has no fragment layout here";
+    return failure();
+  }
+  if (!chip.hasFeature("cp-async")) {
+    why = "the chip has no asynchronous copies";
+    return failure();
+  }
+  Value aMem = op.getDpsInputOperand(0)->get();
+  Value cMem = op.getDpsInitOperand(0)->get();
+  p.elem = cast<MemRefType>(aMem.getType()).getElementType();
+  p.cElem = cast<MemRefType>(cMem.getType()).getElementType();
+  p.accType = Float32Type::get(op.getContext());
+  p.elemBytes = p.elem.getIntOrFloatBitWidth() / 8;
+  p.ldmatrix = p.elemBytes == 2;
+  if (!(p.ldmatrix ? unit.k == 16 : unit.k == 8 && p.elem.isF32())) {
+    why = "the unit does not match the operands' element type";
+    return failure();
+  }
+
+  // Loop roles from the indexing maps (checked by S3): C is (batch, M..., N),
+  // A (batch, M..., K), B (batch, K, N) or (batch, N, K).
+  AffineMap mapA = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap mapB = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  AffineMap mapC = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  auto dimAt = [](AffineMap map, int64_t i) -> std::optional<unsigned> {
+    if (i < 0 || i >= map.getNumResults())
+      return std::nullopt;
+    if (auto d = dyn_cast<AffineDimExpr>(map.getResult(i)))
+      return d.getPosition();
+    return std::nullopt;
+  };
+  int64_t rank = mapC.getNumResults(), rankB = mapB.getNumResults();
+  std::optional<unsigned> nDim = dimAt(mapC, rank - 1);
+  std::optional<unsigned> kDim = dimAt(mapA, mapA.getNumResults() - 1);
+  std::optional<unsigned> bLast = dimAt(mapB, rankB - 1);
+  if (!nDim || !kDim || !bLast || rankB < 2) {
+    why = "operands not indexed as S3 tags them";
+    return failure();
+  }
+  p.bKMajor = *bLast == *nDim;
+  int64_t batchRank = rankB - 2;
+  for (int64_t i = 0; i < batchRank; ++i)
+    p.batchExtents.push_back(ranges[*dimAt(mapC, i)]);
+  for (int64_t i = batchRank; i < rank - 1; ++i)
+    p.mExtents.push_back(ranges[*dimAt(mapC, i)]);
+  if (p.mExtents.empty()) {
+    why = "no M loop";
+    return failure();
+  }
+  for (int64_t e : p.batchExtents)
+    p.batch *= e;
+  p.m = 1;
+  for (int64_t e : p.mExtents)
+    p.m *= e;
+  p.n = ranges[*nDim];
+  p.k = ranges[*kDim];
+
+  // Tiles: the block tile covers small problems in one block side.
+  p.warpSize = limits.warpSize;
+  p.threads = kWarpsM * kWarpsN * p.warpSize;
+  if (p.threads > limits.maxThreadsPerBlock) {
+    why = "the chip's blocks hold fewer warps than the kernel uses";
+    return failure();
+  }
+  p.bm = tileSide(p.m, kWarpsM * unit.m);
+  p.bn = tileSide(p.n, kWarpsN * unit.n);
+  p.bk = kUnitStepsPerTile * unit.k;
+  p.wm = p.bm / kWarpsM;
+  p.wn = p.bn / kWarpsN;
+  p.mi = p.wm / unit.m;
+  p.ni = p.wn / unit.n;
+  p.tilesM = llvm::divideCeil(p.m, p.bm);
+  p.tilesN = llvm::divideCeil(p.n, p.bn);
+  p.blocks = p.batch * p.tilesM * p.tilesN;
+  if (p.blocks > limits.maxBlocksPerGrid) {
+    why = "more blocks than the chip's grid holds";
+    return failure();
+  }
+
+  // Copies and shared tiles.
+  p.maxVec = std::max<int64_t>(1, chip.vectorWidthBits / 8 / p.elemBytes);
+  p.vecA = copyWidth(p.k, p);
+  p.vecB = copyWidth(p.bKMajor ? p.n : p.k, p);
+  p.ldA = chooseStride(Frag::A, p, p.bk, shared);
+  p.ldB = chooseStride(p.bKMajor ? Frag::BKMajor : Frag::BNMajor, p, p.colsB(),
+                       shared);
+  p.bytesA = p.bm * p.ldA * p.elemBytes;
+  p.bytesB = p.rowsB() * p.ldB * p.elemBytes;
+  int64_t stageBytes = p.bytesA + p.bytesB;
+  p.stages = std::min(kMaxStages, limits.sharedBytesPerBlock / stageBytes);
+  if (p.stages < 2) {
+    why = "two stages of tiles exceed the chip's shared memory";
+    return failure();
+  }
+  // Stage views are laid out A stages, then B stages.
+  p.bytesA *= p.stages;
+  p.sharedBytes = p.bytesA + p.bytesB * p.stages;
+  return p;
+}
+
+namespace {
+class PBNVIDIALowerMatrixUnitsPass
+    : public pb::nvidia::impl::PBNVIDIALowerMatrixUnitsPassBase<
+          PBNVIDIALowerMatrixUnitsPass> {
+public:
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    SmallVector<linalg::LinalgOp> tagged;
+    func.walk([&](linalg::LinalgOp op) {
+      if (op->hasAttr(PBDialect::kMatrixUnitAttrName))
+        tagged.push_back(op);
+    });
+    if (tagged.empty())
+      return;
+    const ChipDesc *chip = getTargetChip(func);
+    if (!chip) {
+      func.emitError("pb-nvidia-lower-matrix-units needs a target");
+      return signalPassFailure();
+    }
+    FailureOr<nvidia::LaunchLimits> limits =
+        nvidia::getLaunchLimits(func, *chip);
+    if (failed(limits))
+      return signalPassFailure();
+    const MemoryLevelDesc *shared =
+        chip->getMemoryLevel(MemoryKind::Scratchpad);
+    for (linalg::LinalgOp op : tagged) {
+      auto name = op->getAttrOfType<StringAttr>(PBDialect::kMatrixUnitAttrName);
+      op->removeAttr(PBDialect::kMatrixUnitAttrName);
+      const MatrixUnitDesc *unit = nullptr;
+      for (const MatrixUnitDesc *candidate : chip->matrixUnits)
+        if (candidate->name == name.getValue())
+          unit = candidate;
+      if (!unit) {
+        op->emitError() << "matrix unit '" << name.getValue()
+                        << "' is not one of " << chip->name << "'s";
+        return signalPassFailure();
+      }
+      std::string why;
+      FailureOr<MmaPlan> plan =
+          planKernel(op, *unit, *chip, *limits, *shared, why);
+      if (failed(plan)) {
+        // The generic mapping runs it (as loops): slower, still correct.
+        explain(op, "matrix units: " + unit->name + " not used: " + why);
+        continue;
+      }
+      const MmaPlan &p = *plan;
+      KernelBuilder(op, p, *shared).build();
+      explain(op,
+              llvm::formatv(
+                  "matrix units: {0} on {1}: batch {2}, MxNxK {3}x{4}x{5}; "
+                  "block tile {6}x{7}x{8} ({9} blocks of {10} threads), warp "
+                  "tile {11}x{12} ({13}x{14} units), {15} stages in {16} B of "
+                  "shared memory (row strides {17}, {18}; B {19}); copies of "
+                  "{20} and {21} elements ({22})",
+                  op->getName(), unit->name, p.batch, p.m, p.n, p.k, p.bm, p.bn,
+                  p.bk, p.blocks, p.threads, p.wm, p.wn, p.mi, p.ni, p.stages,
+                  p.sharedBytes, p.ldA, p.ldB,
+                  p.bKMajor ? "k-major" : "n-major", p.vecA, p.vecB,
+                  p.ldmatrix ? "ldmatrix fragments" : "ld.shared fragments"));
+      op->erase();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,63 @@
+// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm80},func.func(pb-map-matrix-units))' | FileCheck %s
+// RUN: pb-opt %s --split-input-file --pb-explain --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm80},func.func(pb-map-matrix-units))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm80},func.func(pb-map-matrix-units{allow-tf32=1}))' | FileCheck %s --check-prefix=TF32
+// On a chip whose matrix units are subgroup-scope (a warp's mma.sync),
+// pb-map-matrix-units tags the contractions such a unit can run and leaves
+// them as linalg ops for the target's S4; the others are explained.
+
+// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul MxNxK 256x192x128 on MMA_F32_16x8x16_F16 (SubgroupScope), left to S4
+// CHECK-LABEL: func.func @f16
+// CHECK: linalg.matmul {pb.matrix_unit = "MMA_F32_16x8x16_F16"}
+func.func @f16(%a: memref<256x128xf16>, %b: memref<128x192xf16>, %c: memref<256x192xf16>) {
+  linalg.matmul ins(%a, %b : memref<256x128xf16>, memref<128x192xf16>) outs(%c : memref<256x192xf16>)
+  return
+}
+
+// -----
+
+// f32 runs on tf32 units only when allowed.
+// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul not on a subgroup-scope unit: f32 operands (tf32 units need allow-tf32)
+// CHECK-LABEL: func.func @f32
+// CHECK-NOT: pb.matrix_unit
+// TF32-LABEL: func.func @f32
+// TF32: linalg.matmul {pb.matrix_unit = "MMA_F32_16x8x8_TF32"}
+func.func @f32(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// x @ W^T over a (batch, sequence) activation: two M loops, B indexed (n, k).
+// EXPLAIN: remark: pb-explain: matrix units: linalg.generic MxNxK 100x96x72 on MMA_F32_16x8x16_F16 (SubgroupScope), left to S4
+// CHECK-LABEL: func.func @linear
+// CHECK: linalg.generic {{.*}}pb.matrix_unit = "MMA_F32_16x8x16_F16"
+func.func @linear(%x: memref<2x50x72xf16>, %w: memref<96x72xf16>, %y: memref<2x50x96xf16>) {
+  linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<2x50x72xf16>, memref<96x72xf16>) outs(%y : memref<2x50x96xf16>) {
+  ^bb0(%a: f16, %b: f16, %c: f16):
+    %p = arith.mulf %a, %b : f16
+    %s = arith.addf %c, %p : f16
+    linalg.yield %s : f16
+  }
+  return
+}
+
+// -----
+
+// A indexed (k, m) is not a layout the warp-level kernel reads.
+// EXPLAIN: remark: pb-explain: matrix units: linalg.generic not on a subgroup-scope unit: A is not indexed (batch, M, K)
+// CHECK-LABEL: func.func @a_transposed
+// CHECK-NOT: pb.matrix_unit
+func.func @a_transposed(%a: memref<64x32xf16>, %b: memref<64x48xf16>, %c: memref<32x48xf16>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<64x32xf16>, memref<64x48xf16>) outs(%c : memref<32x48xf16>) {
+  ^bb0(%x: f16, %y: f16, %z: f16):
+    %p = arith.mulf %x, %y : f16
+    %s = arith.addf %z, %p : f16
+    linalg.yield %s : f16
+  }
+  return
+}

@@ -1,0 +1,20 @@
+// RUN: pb-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm80},func.func(pb-nvidia-lower-matrix-units))'
+// RUN: not pb-opt %s --split-input-file --pb-explain --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm90},func.func(pb-nvidia-lower-matrix-units))' 2>&1 | FileCheck %s --check-prefix=SM90
+
+// A tag naming a unit the chip does not have is an error (sm80 has no
+// wgmma); on sm90, where it exists, a unit without a lowering here leaves
+// the op to the loop mapping.
+// SM90: remark: pb-explain: matrix units: WGMMA_F32_64x128x16_F16 not used: only mma.sync units are lowered
+func.func @wgmma(%a: memref<64x64xf16>, %b: memref<64x64xf16>, %c: memref<64x64xf32>) {
+  // expected-error @below {{matrix unit 'WGMMA_F32_64x128x16_F16' is not one of nvidia-sm80's}}
+  linalg.matmul {pb.matrix_unit = "WGMMA_F32_64x128x16_F16"} ins(%a, %b : memref<64x64xf16>, memref<64x64xf16>) outs(%c : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+func.func @not_a_string(%a: memref<64x64xf16>, %b: memref<64x64xf16>, %c: memref<64x64xf32>) {
+  // expected-error @below {{'pb.matrix_unit' is a string attribute of a linalg op}}
+  linalg.matmul {pb.matrix_unit = 3 : i32} ins(%a, %b : memref<64x64xf16>, memref<64x64xf16>) outs(%c : memref<64x64xf32>)
+  return
+}

@@ -1,0 +1,94 @@
+// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm80},func.func(pb-nvidia-lower-matrix-units))' | FileCheck %s
+// RUN: pb-opt %s --split-input-file --pb-explain --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm80},func.func(pb-nvidia-lower-matrix-units))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// A contraction tagged for mma.sync becomes one launch: cp.async copies of
+// both operands into multi-buffered dynamic shared memory, a K loop that
+// waits for the oldest group, synchronizes the block, prefetches the next
+// tile and runs ldmatrix + mma.sync on f32 accumulators, then stores C.
+
+// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul on MMA_F32_16x8x16_F16: batch 1, MxNxK 256x192x128; block tile 128x128x32 (4 blocks of 256 threads), warp tile 64x32 (4x4 units), 3 stages in 56832 B of shared memory (row strides 40, 136; B k-major); copies of 8 and 8 elements (ldmatrix fragments)
+// CHECK-LABEL: func.func @f16
+// CHECK-NOT: linalg.matmul
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c4{{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c56832_i32
+// CHECK: gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK: memref.view {{.*}} to memref<3x128x40xf16, #gpu.address_space<workgroup>>
+// CHECK: memref.view {{.*}} to memref<3x32x136xf16, #gpu.address_space<workgroup>>
+// CHECK: memref.load %arg2
+// CHECK: arith.extf {{.*}} : f16 to f32
+// CHECK: nvgpu.device_async_copy %arg0{{.*}}, 8, %{{.*}} {bypassL1} : memref<256x128xf16> to memref<3x128x40xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy %arg1{{.*}}, 8, %{{.*}} {bypassL1} : memref<128x192xf16> to memref<3x32x136xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_create_group
+// CHECK: %[[TOKEN:.*]] = nvgpu.device_async_create_group
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>
+// CHECK: nvgpu.device_async_wait %[[TOKEN]] {numGroups = 1 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvgpu.device_async_copy
+// CHECK: nvgpu.device_async_create_group
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false} : memref<3x128x40xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 2 : i32, transpose = true} : memref<3x32x136xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
+// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK: scf.yield
+// CHECK: nvgpu.device_async_wait %[[TOKEN]] {numGroups = 0 : i32}
+// CHECK: arith.truncf {{.*}} : f32 to f16
+// CHECK: memref.store {{.*}}, %arg2
+// CHECK: gpu.terminator
+func.func @f16(%a: memref<256x128xf16>, %b: memref<128x192xf16>, %c: memref<256x192xf16>) {
+  linalg.matmul {pb.matrix_unit = "MMA_F32_16x8x16_F16"} ins(%a, %b : memref<256x128xf16>, memref<128x192xf16>) outs(%c : memref<256x192xf16>)
+  return
+}
+
+// -----
+
+// tf32: fragments are read element by element (ldmatrix moves 16-bit
+// elements); B indexed (n, k) is kept n-major in shared memory. The row
+// strides (20 and 20 f32) are those with conflict-free fragment reads on
+// 32 banks of 4 bytes. Partial tiles guard C's loads and stores.
+// EXPLAIN: remark: pb-explain: matrix units: linalg.generic on MMA_F32_16x8x8_TF32: batch 1, MxNxK 96x40x64; block tile 128x64x16 (1 blocks of 256 threads), warp tile 64x16 (4x2 units), 3 stages in 46080 B of shared memory (row strides 20, 20; B n-major); copies of 4 and 4 elements (ld.shared fragments)
+// CHECK-LABEL: func.func @tf32_bt
+// CHECK: scf.if
+// CHECK: memref.load {{.*}} : memref<3x128x20xf32, #gpu.address_space<workgroup>>
+// CHECK: vector.from_elements {{.*}} : vector<4x1xf32>
+// CHECK: memref.load {{.*}} : memref<3x64x20xf32, #gpu.address_space<workgroup>>
+// CHECK: vector.from_elements {{.*}} : vector<2x1xf32>
+// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+func.func @tf32_bt(%a: memref<96x64xf32>, %b: memref<40x64xf32>, %c: memref<96x40xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<96x64xf32>, memref<40x64xf32>) outs(%c : memref<96x40xf32>)
+      attrs = {pb.matrix_unit = "MMA_F32_16x8x8_TF32"} {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// K = 33 f16 elements per row (66 bytes) allows no cp.async width: A is
+// copied element by element, zero-filled past K.
+// EXPLAIN: copies of 1 and 8 elements (ldmatrix fragments)
+// CHECK-LABEL: func.func @odd_k
+// CHECK: %[[V:.*]] = memref.load %arg0
+// CHECK: %[[S:.*]] = arith.select %{{.*}}, %[[V]], %{{.*}} : f16
+// CHECK: memref.store %[[S]], %{{.*}} : memref<3x64x40xf16, #gpu.address_space<workgroup>>
+func.func @odd_k(%a: memref<3x64x33xf16>, %b: memref<3x33x40xf16>, %c: memref<3x64x40xf16>) {
+  linalg.batch_matmul {pb.matrix_unit = "MMA_F32_16x8x16_F16"} ins(%a, %b : memref<3x64x33xf16>, memref<3x33x40xf16>) outs(%c : memref<3x64x40xf16>)
+  return
+}
+
+// -----
+
+// bf16: upstream's nvgpu.mma.sync lowering has no bf16 PTX types, so the
+// fragments' 32-bit registers go to nvvm.mma.sync directly.
+// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul on MMA_F32_16x8x16_BF16: batch 1, MxNxK 64x64x64
+// CHECK-LABEL: func.func @bf16
+// CHECK: nvgpu.ldmatrix {{.*}} -> vector<4x2xbf16>
+// CHECK: llvm.bitcast {{.*}} : vector<2xbf16> to i32
+// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: llvm.extractvalue
+func.func @bf16(%a: memref<64x64xbf16>, %b: memref<64x64xbf16>, %c: memref<64x64xf32>) {
+  linalg.matmul {pb.matrix_unit = "MMA_F32_16x8x16_BF16"} ins(%a, %b : memref<64x64xbf16>, memref<64x64xbf16>) outs(%c : memref<64x64xf32>)
+  return
+}
+

@@ -1,0 +1,79 @@
+// RUN: pb-compile %s --target=nvidia-sm80 -o %t.pbart
+// RUN: %nvidia_artifact %t.pbart --plan --ptx | FileCheck %s
+// RUN: %nvidia_artifact %t.pbart --plan --ptx | FileCheck %s --check-prefix=BF16
+// RUN: %if ptxas %{ %nvidia_artifact %t.pbart --ptxas sm_80 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: pb-compile %s --target=nvidia-sm80 --options=allow-tf32=1 -o %t.tf32.pbart
+// RUN: %nvidia_artifact %t.tf32.pbart --plan --ptx | FileCheck %s --check-prefix=TF32
+// RUN: %if ptxas %{ %nvidia_artifact %t.tf32.pbart --ptxas sm_80 | FileCheck %s --check-prefix=PTXAS %}
+// Matmuls through S1-S5 on the tensor cores: f16 (f32 accumulation, f16
+// result) and, with allow-tf32, f32 on tf32 units. The product is one
+// kernel of 256 threads with the operand tiles in dynamic shared memory,
+// filled by cp.async and read by ldmatrix (f16) or ld.shared (tf32).
+
+// CHECK: arch sm_80
+// CHECK: entry mm_f16
+// CHECK: launch mm_f16_kernel grid [{{[0-9]+}}, 1, 1] block [{{[0-9]+}}, 1, 1] shared 0 args [2]
+// CHECK: launch mm_f16_kernel grid [4, 1, 1] block [256, 1, 1] shared 56832 args [2, 0, 1]
+// CHECK: .target sm_80
+// CHECK: .shared .align 16 .b8 __dynamic_shmem__0
+// CHECK: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, {{.*}};
+// CHECK: cp.async.commit_group;
+// CHECK: cp.async.wait_group 1;
+// CHECK: bar.sync 0;
+// CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
+// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK: cp.async.wait_group 0;
+// CHECK: cvt.rn.f16.f32
+// CHECK: st.global.b16
+
+// x @ W^T in bf16 over (batch, sequence) rows, odd sizes: W is kept n-major
+// (ldmatrix without .trans) and the mma is nvvm's (bf16 types).
+// BF16: entry linear_bf16
+// BF16: launch linear_bf16_kernel grid [1, 1, 1] block [256, 1, 1] shared 61440 args [2, 0, 1]
+// BF16: ldmatrix.sync.aligned.m8n8.x2.shared.b16
+// BF16: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+
+// TF32: entry mm_f32
+// TF32: launch mm_f32_kernel grid [2, 1, 1] block [256, 1, 1] shared 56832 args [2, 0, 1]
+// TF32: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, {{.*}};
+// TF32: ld.shared.b32
+// TF32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// TF32: st.global.b32
+
+// PTXAS-NOT: error
+// PTXAS: 0 bytes spill stores, 0 bytes spill loads
+// PTXAS: 0 bytes spill stores, 0 bytes spill loads
+
+func.func @mm_f16(%a: tensor<256x128xf16>, %b: tensor<128x192xf16>) -> tensor<256x192xf16> {
+  %zero = arith.constant 0.0 : f16
+  %init = tensor.empty() : tensor<256x192xf16>
+  %acc = linalg.fill ins(%zero : f16) outs(%init : tensor<256x192xf16>) -> tensor<256x192xf16>
+  %mm = linalg.matmul ins(%a, %b : tensor<256x128xf16>, tensor<128x192xf16>)
+                      outs(%acc : tensor<256x192xf16>) -> tensor<256x192xf16>
+  return %mm : tensor<256x192xf16>
+}
+
+func.func @mm_f32(%a: tensor<96x64xf32>, %b: tensor<64x200xf32>) -> tensor<96x200xf32> {
+  %zero = arith.constant 0.0 : f32
+  %init = tensor.empty() : tensor<96x200xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%init : tensor<96x200xf32>) -> tensor<96x200xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<96x64xf32>, tensor<64x200xf32>)
+                      outs(%acc : tensor<96x200xf32>) -> tensor<96x200xf32>
+  return %mm : tensor<96x200xf32>
+}
+
+func.func @linear_bf16(%x: tensor<2x50x72xbf16>, %w: tensor<100x72xbf16>) -> tensor<2x50x100xbf16> {
+  %zero = arith.constant 0.0 : bf16
+  %init = tensor.empty() : tensor<2x50x100xbf16>
+  %acc = linalg.fill ins(%zero : bf16) outs(%init : tensor<2x50x100xbf16>) -> tensor<2x50x100xbf16>
+  %r = linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<2x50x72xbf16>, tensor<100x72xbf16>) outs(%acc : tensor<2x50x100xbf16>) {
+  ^bb0(%a: bf16, %b: bf16, %c: bf16):
+    %p = arith.mulf %a, %b : bf16
+    %s = arith.addf %c, %p : bf16
+    linalg.yield %s : bf16
+  } -> tensor<2x50x100xbf16>
+  return %r : tensor<2x50x100xbf16>
+}
