@@ -50,6 +50,10 @@ DTYPES: dict[str, torch.dtype] = {
     "i64": torch.int64,
 }
 
+# Alignment in bytes that NVIDIA kernels assume of their buffers (the widest
+# vector access, 128 bits); PyTorch's CUDA allocations are 512-byte aligned.
+_CUDA_ALIGNMENT = 16
+
 # Counters, for tests and for `polyblocks.compiler.stats` users.
 stats = {"compiles": 0, "memory_hits": 0, "disk_hits": 0}
 
@@ -274,6 +278,10 @@ class Executable:
                     f"input {i} of {entry!r} is on {t.device}, the executable runs on "
                     f"{self.device}")
             t = t.detach().resolve_neg().resolve_conj().contiguous()
+            if self.cuda and t.data_ptr() % _CUDA_ALIGNMENT:
+                # GPU kernels copy with 16-byte vector accesses (cp.async):
+                # a view at an unaligned offset is copied to a fresh buffer.
+                t = t.clone()
             keep.append(t)
             ptrs.append(t.data_ptr() if t.numel() else _EMPTY_PTR)
         if outputs is None:

@@ -13,43 +13,10 @@ import pytest
 import torch
 
 import polyblocks
+from polyblocks.bench.gpu import matmul_text
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(),
                                 reason="needs a CUDA device (torch.cuda.is_available())")
-
-_MLIR_TYPES = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32"}
-
-
-def matmul_text(m: int, n: int, k: int, dtype: torch.dtype, batch: int = 0,
-                b_transposed: bool = False) -> str:
-    t = _MLIR_TYPES[dtype]
-    lead = f"{batch}x" if batch else ""
-    a_shape = f"{lead}{m}x{k}x{t}"
-    b_shape = f"{lead}{n}x{k}x{t}" if b_transposed else f"{lead}{k}x{n}x{t}"
-    c_shape = f"{lead}{m}x{n}x{t}"
-    loops = "b, m, n, k" if batch else "m, n, k"
-    bl = "b, " if batch else ""
-    b_map = f"({bl}n, k)" if b_transposed else f"({bl}k, n)"
-    iters = ('"parallel", ' if batch else "") + '"parallel", "parallel", "reduction"'
-    return f"""
-func.func @mm(%a: tensor<{a_shape}>, %b: tensor<{b_shape}>) -> tensor<{c_shape}> {{
-  %zero = arith.constant 0.0 : {t}
-  %e = tensor.empty() : tensor<{c_shape}>
-  %z = linalg.fill ins(%zero : {t}) outs(%e : tensor<{c_shape}>) -> tensor<{c_shape}>
-  %c = linalg.generic {{indexing_maps = [affine_map<({loops}) -> ({bl}m, k)>,
-                                         affine_map<({loops}) -> {b_map}>,
-                                         affine_map<({loops}) -> ({bl}m, n)>],
-                       iterator_types = [{iters}]}}
-      ins(%a, %b : tensor<{a_shape}>, tensor<{b_shape}>) outs(%z : tensor<{c_shape}>) {{
-  ^bb0(%x: {t}, %y: {t}, %acc: {t}):
-    %p = arith.mulf %x, %y : {t}
-    %s = arith.addf %acc, %p : {t}
-    linalg.yield %s : {t}
-  }} -> tensor<{c_shape}>
-  return %c : tensor<{c_shape}>
-}}
-"""
-
 
 def _ptx(art, tmp_path) -> str:
     path = tmp_path / "a.pbart"
@@ -121,3 +88,24 @@ def test_batched_matmul_odd_k():
 @needs_cuda
 def test_linear_b_transposed():
     _check(torch.float16, 100, 96, 72, b_transposed=True)
+
+
+def test_gpu_bench_lists_its_cases():
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "polyblocks.bench", "--suite", "gpu",
+                          "--list", "--models", "resnet50"],
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0] == "matmul f16 4096^3"
+    assert "conv 3x3 64->64 56x56" in out and "layernorm 8192x768" in out
+    assert out[-2:] == ["resnet50 batch 1", "resnet50 batch 8"]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device is present")
+def test_gpu_bench_without_cuda_is_a_clear_error(tmp_path):
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, "-m", "polyblocks.bench", "--suite", "gpu",
+                          "--out", str(tmp_path)], capture_output=True, text=True)
+    assert run.returncode == 2
+    assert "needs a CUDA device" in run.stderr

@@ -14,7 +14,10 @@ CHECK = ROOT / "scripts" / "device" / "check"
 
 MEMBERS = ["polyblocks-device/env.sh", "polyblocks-device/lib/libPolyBlocks.so",
            "polyblocks-device/python/polyblocks/__init__.py",
-           "polyblocks-device/test/python/test_cuda_runtime.py"]
+           "polyblocks-device/python/polyblocks/bench/gpu.py",
+           "polyblocks-device/test/python/test_cuda_runtime.py",
+           "polyblocks-device/test/python/test_cuda_tensor_cores.py",
+           "polyblocks-device/test/python/test_torch_cuda.py"]
 
 
 def _fake_bundle(path: Path, members) -> Path:
@@ -37,7 +40,8 @@ def test_dry_run_accepts_a_complete_bundle(tmp_path):
                "--python", "python3", "--dry-run")
     assert r.returncode == 0, r.stderr
     assert "is complete" in r.stdout
-    assert "pytest" in r.stdout
+    assert "pytest" in r.stdout and "test_torch_cuda.py" in r.stdout
+    assert "polyblocks.bench --suite gpu --budget 110" in r.stdout
     assert not (tmp_path / "out").exists()
 
 
@@ -54,6 +58,8 @@ def test_dry_run_rejects_an_incomplete_bundle(tmp_path):
     (["--timeout", "abc"], "--timeout must be 1..420"),
     (["--frobnicate"], "unknown argument"),
     (["--bundle"], "--bundle needs a value"),
+    (["--timeout", "300", "--bench-budget", "100"], "must stay within 360 seconds"),
+    (["--bench-budget", "x"], "--bench-budget must be a number"),
 ])
 def test_bad_arguments(tmp_path, args, message):
     bundle = _fake_bundle(tmp_path / "b.tar.xz", MEMBERS)

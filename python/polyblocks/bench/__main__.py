@@ -175,9 +175,15 @@ def chart(rows: list[dict], args, path: Path) -> bool:
 
 
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--suite=gpu" in argv or any(a == "--suite" and b == "gpu"
+                                    for a, b in zip(argv, argv[1:])):
+        from . import gpu
+        return gpu.main(argv)
     p = argparse.ArgumentParser(prog="python -m polyblocks.bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--suite", required=True, choices=["models"])
+    p.add_argument("--suite", required=True, choices=["models", "gpu"],
+                   help="models: this docstring; gpu: see --suite gpu --help")
     p.add_argument("--target", default="cpu-host")
     p.add_argument("--baseline", default="eager,inductor",
                    help="comma-separated: eager, inductor")

@@ -41,7 +41,11 @@ _log_lock = threading.Lock()
 class Options:
     """Options of the backend (``torch.compile(..., options={...})``).
 
-    target:       PolyBlocks target ("cpu-host", "cpu-x86-64-v4", ...).
+    target:       PolyBlocks target. "auto" (default): "cpu-host" for graphs
+                  on CPU tensors, "nvidia-auto" (the current device's chip)
+                  for graphs on CUDA tensors. An explicit target must match
+                  the graph's device ("nvidia-*" for CUDA, else CPU);
+                  otherwise the graph runs in eager (an error with strict).
     strict:       raise NotImplementedError instead of falling back to eager.
     fusion:       S3 fusion on/off (ablation; None = compiler default).
     matrix_units: S3 matrix-unit mapping on/off (ablation; None = default).
@@ -49,14 +53,17 @@ class Options:
     freeze:       inference only: parameters and buffers become constants
                   of the compiled code, read once at compile time, and
                   what depends only on them is folded (see freezing.py).
+    allow_tf32:   f32 matmuls may use tf32 tensor cores (NVIDIA targets),
+                  as torch.backends.cuda.matmul.allow_tf32 permits.
     """
 
-    target: str = "cpu-host"
+    target: str = "auto"
     strict: bool = False
     fusion: bool | None = None
     matrix_units: bool | None = None
     pipeline: str | None = None
     freeze: bool = False
+    allow_tf32: bool | None = None
 
     @classmethod
     def parse(cls, options: dict | None) -> "Options":
@@ -73,7 +80,44 @@ class Options:
 
     def compiler_options(self) -> dict:
         return {"fusion": self.fusion, "matrix_units": self.matrix_units,
-                "pipeline": self.pipeline}
+                "pipeline": self.pipeline, "allow_tf32": self.allow_tf32}
+
+
+def graph_device(gm: fx.GraphModule) -> torch.device:
+    """The one device of a graph's tensor inputs and outputs (CPU when it has
+    none); Unsupported when they span several devices."""
+    devices = set()
+    for node in gm.graph.nodes:
+        if node.op not in ("placeholder", "output", "get_attr"):
+            continue
+        vals = [node.meta.get("val")] if node.op != "output" else [
+            a.meta.get("val") for a in node.all_input_nodes]
+        for v in vals:
+            for t in (v if isinstance(v, (list, tuple)) else [v]):
+                if isinstance(t, torch.Tensor):
+                    devices.add(t.device)
+    if len(devices) > 1:
+        raise Unsupported("the graph's tensors are on several devices: " +
+                          ", ".join(sorted(str(d) for d in devices)))
+    return devices.pop() if devices else torch.device("cpu")
+
+
+def resolve_target(target: str, device: torch.device) -> str:
+    """The PolyBlocks target for a graph on ``device`` (see Options.target)."""
+    gpu = target.startswith("nvidia-")
+    if target == "auto":
+        if device.type == "cpu":
+            return "cpu-host"
+        if device.type == "cuda":
+            return "nvidia-auto"
+        raise Unsupported(f"no PolyBlocks target for tensors on {device}")
+    if device.type == "cuda" and not gpu:
+        raise Unsupported(f"the graph runs on {device}, but target '{target}' "
+                          f"is not an NVIDIA target")
+    if device.type != "cuda" and gpu:
+        raise Unsupported(f"target '{target}' needs CUDA tensors; the graph "
+                          f"runs on {device}")
+    return target
 
 
 def _log_fallback(op: str, reason: str) -> None:
@@ -91,7 +135,9 @@ def _log_fallback(op: str, reason: str) -> None:
 class CompiledGraph:
     """Runs one emitted graph's executable and rebuilds the graph's outputs."""
 
-    def __init__(self, emitted: EmittedGraph, executable: _compiler.Executable | None):
+    def __init__(self, emitted: EmittedGraph, executable: _compiler.Executable | None,
+                 device: torch.device = torch.device("cpu")):
+        self.device = device
         self.emitted = emitted
         self.executable = executable
         self.arg_indices = emitted.arg_indices
@@ -115,7 +161,9 @@ class CompiledGraph:
             elif kind == "clone_input":
                 outs.append(args[v].clone())
             elif kind == "empty":
-                outs.append(torch.empty(v[0], dtype=v[1]))
+                outs.append(torch.empty(v[0], dtype=v[1], device=self.device))
+            elif isinstance(v, torch.Tensor):
+                outs.append(v.to(self.device))
             else:
                 outs.append(v)
         if self.single:
@@ -135,18 +183,20 @@ class _SubgraphModule(torch.nn.Module):
 def compile_graph(gm: fx.GraphModule, opts: Options) -> CompiledGraph:
     """Emits and compiles a fully supported graph (raises Unsupported or
     PolyBlocksError)."""
+    device = graph_device(gm)
+    target = resolve_target(opts.target, device)
     emitted = emit_graph(gm)
     if log.isEnabledFor(logging.DEBUG):
         log.debug("polyblocks: MLIR for %d ops:\n%s", len(emitted.ops), emitted.text)
     if emitted.num_results == 0:
-        return CompiledGraph(emitted, None)
+        return CompiledGraph(emitted, None, device)
     try:
-        art = _compiler.compile(emitted.text, target=opts.target,
+        art = _compiler.compile(emitted.text, target=target,
                                 options=opts.compiler_options())
     except PolyBlocksError as e:
         e.mlir = emitted.text  # for debugging
         raise
-    return CompiledGraph(emitted, art.executable())
+    return CompiledGraph(emitted, art.executable(), device)
 
 
 # ---------------------------------------------------------------------------

@@ -37,7 +37,7 @@ def _meta(node):
 def _check_tensor_meta(t, what: str) -> None:
     if not isinstance(t, torch.Tensor):
         raise Unsupported(f"{what} is a {type(t).__name__}, not a tensor")
-    if t.device.type != "cpu":
+    if t.device.type not in ("cpu", "cuda"):
         raise Unsupported(f"{what} is on {t.device}")
     if t.is_sparse or t.layout != torch.strided:
         raise Unsupported(f"{what} has layout {t.layout}")
@@ -177,7 +177,7 @@ def node_support(node: fx.Node) -> tuple[bool, str]:
             if isinstance(val, (list, tuple)):
                 vals = []
                 for j, v in enumerate(val):
-                    if isinstance(v, torch.Tensor) and v.device.type == "cpu":
+                    if isinstance(v, torch.Tensor) and v.device.type in ("cpu", "cuda"):
                         vals.append(_empty_value(v) if v.numel() == 0 else
                                     Value(f"%in{i}_{j}", tuple(v.shape), v.dtype))
                     else:
