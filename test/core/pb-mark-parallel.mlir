@@ -39,3 +39,49 @@ func.func @tiled(%a: memref<256xf32>, %b: memref<256xf32>) {
   } {pb.parallel}
   return
 }
+
+// On a GPU (132 SMs on sm90: at least 528 iterations wanted), a batch-1 nest
+// widens its grid loop with the parallel loops nested under it until there
+// are enough iterations (1 x 28 x 28 = 784); the channel loop stays inside.
+// On a CPU (cores known at run time) only the outermost loop is parallel.
+// GPU-LABEL: func.func @batch_one
+// GPU: affine.parallel (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (1, 28, 28) {
+// GPU: affine.for %{{.*}} = 0 to 64
+// GPU: {pb.level = "Block"}
+// CPU-LABEL: func.func @batch_one
+// CPU: affine.parallel (%{{.*}}) = (0) to (1) {
+// CPU: affine.for %{{.*}} = 0 to 28
+func.func @batch_one(%a: memref<1x28x28x64xf32>, %b: memref<1x28x28x64xf32>) {
+  affine.for %n = 0 to 1 {
+    affine.for %h = 0 to 28 {
+      affine.for %w = 0 to 28 {
+        affine.for %c = 0 to 64 {
+          %x = affine.load %a[%n, %h, %w, %c] : memref<1x28x28x64xf32>
+          %y = arith.addf %x, %x : f32
+          affine.store %y, %b[%n, %h, %w, %c] : memref<1x28x28x64xf32>
+        }
+      }
+    }
+  }
+  return
+}
+
+// Proven-parallel tile loops (pb.parallel) nested under each other join the
+// grid loop the same way: 4 x 3 = 12 tiles (fewer than wanted, and nothing
+// parallel with constant bounds below them).
+// GPU-LABEL: func.func @tiled_2d
+// GPU: affine.parallel (%{{.*}}, %{{.*}}) = (0, 0) to (256, 192) step (64, 64) {
+// GPU-NOT: pb.parallel
+func.func @tiled_2d(%a: memref<256x192xf32>, %b: memref<256x192xf32>) {
+  affine.for %i = 0 to 256 step 64 {
+    affine.for %j = 0 to 192 step 64 {
+      affine.for %k = affine_map<(d0) -> (d0)>(%i) to affine_map<(d0) -> (d0 + 64)>(%i) {
+        affine.for %l = affine_map<(d0) -> (d0)>(%j) to affine_map<(d0) -> (d0 + 64)>(%j) {
+          %x = affine.load %a[%k, %l] : memref<256x192xf32>
+          affine.store %x, %b[%k, %l] : memref<256x192xf32>
+        }
+      }
+    } {pb.parallel}
+  } {pb.parallel}
+  return
+}

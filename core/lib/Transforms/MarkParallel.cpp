@@ -21,6 +21,122 @@ namespace mlir::pb {
 using namespace mlir;
 using namespace mlir::pb;
 
+/// Iterations of the outermost parallel loops per physical unit of the
+/// root level that banding aims for (load balance across units).
+static constexpr int64_t kIterationsPerUnit = 4;
+
+static std::optional<int64_t> getConstantBoundsTrip(affine::AffineForOp loop) {
+  if (!loop.hasConstantBounds())
+    return std::nullopt;
+  return llvm::divideCeil(loop.getConstantUpperBound() -
+                              loop.getConstantLowerBound(),
+                          loop.getStepAsInt());
+}
+
+/// Makes `loop` a parallel loop, together with the proven-parallel loops
+/// perfectly nested under it (all with constant bounds) while their
+/// iterations are fewer than `wanted`: one multi-dimensional affine.parallel.
+static void parallelizeBand(affine::AffineForOp loop, int64_t wanted) {
+  SmallVector<affine::AffineForOp> band = {loop};
+  std::optional<int64_t> trip = getConstantBoundsTrip(loop);
+  int64_t iterations = trip ? *trip : 0;
+  while (trip && iterations < wanted) {
+    Block *body = band.back().getBody();
+    if (body->getOperations().size() != 2)
+      break;
+    auto inner = dyn_cast<affine::AffineForOp>(body->front());
+    if (!inner || !inner->hasAttr(PBDialect::kParallelAttrName))
+      break;
+    trip = getConstantBoundsTrip(inner);
+    if (!trip)
+      break;
+    band.push_back(inner);
+    iterations *= *trip;
+  }
+  for (affine::AffineForOp l : band)
+    l->removeAttr(PBDialect::kParallelAttrName);
+  if (band.size() == 1) {
+    (void)affine::affineParallelize(loop);
+    return;
+  }
+  SmallVector<AffineMap> lbs, ubs;
+  SmallVector<int64_t> steps;
+  for (affine::AffineForOp l : band) {
+    lbs.push_back(l.getLowerBoundMap());
+    ubs.push_back(l.getUpperBoundMap());
+    steps.push_back(l.getStepAsInt());
+  }
+  OpBuilder b(loop);
+  auto par = affine::AffineParallelOp::create(
+      b, loop.getLoc(), TypeRange{}, ArrayRef<arith::AtomicRMWKind>{}, lbs,
+      ValueRange{}, ubs, ValueRange{}, steps);
+  Block *newBody = par.getBody();
+  Block *innermost = band.back().getBody();
+  newBody->getOperations().splice(newBody->begin(), innermost->getOperations(),
+                                  innermost->begin(),
+                                  std::prev(innermost->end()));
+  for (auto [l, iv] : llvm::zip(band, par.getIVs()))
+    l.getInductionVar().replaceAllUsesWith(iv);
+  loop.erase();
+}
+
+/// Merges into the top-level `par` (constant bounds, no reductions) the
+/// parallel loops with constant bounds perfectly nested under it while its
+/// iterations are fewer than `wanted`.
+static void widenParallel(affine::AffineParallelOp par, int64_t wanted) {
+  auto constantTrip = [](affine::AffineParallelOp p) -> std::optional<int64_t> {
+    if (p.getNumResults())
+      return std::nullopt;
+    SmallVector<int64_t> steps = p.getSteps();
+    int64_t trip = 1;
+    for (unsigned d = 0, e = p.getNumDims(); d < e; ++d) {
+      AffineMap lb = p.getLowerBoundMap(d), ub = p.getUpperBoundMap(d);
+      if (lb.getNumInputs() || ub.getNumInputs() || !lb.isSingleConstant() ||
+          !ub.isSingleConstant())
+        return std::nullopt;
+      trip *= llvm::divideCeil(ub.getSingleConstantResult() -
+                                   lb.getSingleConstantResult(),
+                               steps[d]);
+    }
+    return trip;
+  };
+  std::optional<int64_t> trip = constantTrip(par);
+  while (trip && *trip < wanted) {
+    Block *body = par.getBody();
+    if (body->getOperations().size() != 2)
+      return;
+    auto inner = dyn_cast<affine::AffineForOp>(body->front());
+    std::optional<int64_t> innerTrip =
+        inner ? getConstantBoundsTrip(inner) : std::nullopt;
+    if (!innerTrip || !affine::isLoopParallel(inner))
+      return;
+    SmallVector<AffineMap> lbs, ubs;
+    for (unsigned d = 0, e = par.getNumDims(); d < e; ++d) {
+      lbs.push_back(par.getLowerBoundMap(d));
+      ubs.push_back(par.getUpperBoundMap(d));
+    }
+    lbs.push_back(inner.getLowerBoundMap());
+    ubs.push_back(inner.getUpperBoundMap());
+    SmallVector<int64_t> steps = par.getSteps();
+    steps.push_back(inner.getStepAsInt());
+    OpBuilder b(par);
+    auto wider = affine::AffineParallelOp::create(
+        b, par.getLoc(), TypeRange{}, ArrayRef<arith::AtomicRMWKind>{}, lbs,
+        ValueRange{}, ubs, ValueRange{}, steps);
+    Block *newBody = wider.getBody();
+    Block *innermost = inner.getBody();
+    newBody->getOperations().splice(
+        newBody->begin(), innermost->getOperations(), innermost->begin(),
+        std::prev(innermost->end()));
+    for (auto [iv, newIV] : llvm::zip(par.getIVs(), wider.getIVs()))
+      iv.replaceAllUsesWith(newIV);
+    inner.getInductionVar().replaceAllUsesWith(wider.getIVs().back());
+    par.erase();
+    par = wider;
+    trip = *trip * *innerTrip;
+  }
+}
+
 namespace {
 class PBMarkParallelPass
     : public pb::impl::PBMarkParallelPassBase<PBMarkParallelPass> {
@@ -42,11 +158,16 @@ public:
       proven.push_back(loop);
       return WalkResult::skip();
     });
-    for (affine::AffineForOp loop : proven) {
-      loop->removeAttr(PBDialect::kParallelAttrName);
-      if (failed(affine::affineParallelize(loop)))
-        continue;
-    }
+    // The level the outermost parallel loops map to (below the root).
+    ArrayRef<ComputeLevelDesc> levels = chip->computeLevels;
+    const ComputeLevelDesc &level = levels[levels.size() > 1 ? 1 : 0];
+    // Enough iterations for every physical unit of the root (SMs of a GPU)
+    // to get several: nested proven-parallel loops join the outermost one
+    // until then. Unknown unit counts (CPU cores, known at run time) keep
+    // one loop.
+    int64_t wanted = levels.front().physicalUnits * kIterationsPerUnit;
+    for (affine::AffineForOp loop : proven)
+      parallelizeBand(loop, wanted);
     func.walk([](affine::AffineForOp loop) {
       loop->removeAttr(PBDialect::kParallelAttrName);
     });
@@ -60,10 +181,17 @@ public:
     if (failed(runPipeline(pm, func)))
       return signalPassFailure();
 
+    if (wanted > 0) {
+      SmallVector<affine::AffineParallelOp> outermost;
+      for (Operation &op : func.getBody().getOps())
+        if (auto par = dyn_cast<affine::AffineParallelOp>(op))
+          outermost.push_back(par);
+      for (affine::AffineParallelOp par : outermost)
+        widenParallel(par, wanted);
+    }
+
     // Iterations of an outermost parallel loop become instances of the level
     // below the hierarchy's root: blocks of a grid, cores of a socket.
-    ArrayRef<ComputeLevelDesc> levels = chip->computeLevels;
-    const ComputeLevelDesc &level = levels[levels.size() > 1 ? 1 : 0];
     auto levelAttr =
         StringAttr::get(&getContext(), stringifyComputeLevelKind(level.kind));
     func.walk([&](affine::AffineParallelOp loop) {

@@ -583,11 +583,7 @@ void KernelBuilder::build() {
 
   // Views and constants the kernel reads move inside, so that its arguments
   // are the entry's buffers (the launch plan's terms).
-  (void)sinkOperationsIntoLaunchOp(launch, [](Operation *op) {
-    if (isa<memref::GetGlobalOp, ViewLikeOpInterface>(op))
-      return true;
-    return op->getNumRegions() == 0 && isMemoryEffectFree(op);
-  });
+  nvidia::sinkIntoLaunch(launch);
 }
 
 /// The plan for `op` on `unit`, or failure with the reason in `why`.

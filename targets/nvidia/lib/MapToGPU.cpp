@@ -25,6 +25,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::pb::nvidia {
 #define GEN_PASS_DEF_PBNVIDIAMAPTOGPUPASS
@@ -146,9 +147,32 @@ static bool isHostOp(Operation *op) {
 }
 
 static bool isSinkable(Operation *op) {
-  if (isa<memref::GetGlobalOp, ViewLikeOpInterface>(op))
+  if (isa<memref::GetGlobalOp, ViewLikeOpInterface, memref::ExpandShapeOp,
+          memref::CollapseShapeOp, memref::ReinterpretCastOp, memref::CastOp>(
+          op))
     return true;
   return op->getNumRegions() == 0 && isMemoryEffectFree(op);
+}
+
+void nvidia::sinkIntoLaunch(gpu::LaunchOp launch) {
+  Region &body = launch.getBody();
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    SetVector<Value> above;
+    getUsedValuesDefinedAbove(body, above);
+    for (Value value : above) {
+      Operation *def = value.getDefiningOp();
+      if (!def || !isSinkable(def))
+        continue;
+      OpBuilder b(&body.front(), body.front().begin());
+      Operation *clone = b.clone(*def);
+      replaceAllUsesInRegionWith(
+          value, clone->getResult(cast<OpResult>(value).getResultNumber()),
+          body);
+      changed = true;
+    }
+  }
 }
 
 /// Whether `op` and everything nested in it at most read memory.
@@ -218,9 +242,7 @@ gpu::LaunchOp GPUMapper::createLaunch(OpBuilder &b, Location loc,
   return op;
 }
 
-void GPUMapper::sinkIntoLaunch(gpu::LaunchOp op) {
-  (void)sinkOperationsIntoLaunchOp(op, isSinkable);
-}
+void GPUMapper::sinkIntoLaunch(gpu::LaunchOp op) { nvidia::sinkIntoLaunch(op); }
 
 LogicalResult GPUMapper::mapSingleThread(ArrayRef<Operation *> ops) {
   if (ops.empty())

@@ -42,9 +42,9 @@ static std::string getS4Pipeline(const ChipDesc &chip) {
              "func.func(pb-nvidia-prepare-parallel),lower-affine,"
              "func.func(pb-nvidia-map-to-gpu),gpu-kernel-outlining,"
              "pb-nvidia-check-launch-limits,{0},"
-             "gpu.module(convert-nvgpu-to-nvvm,convert-vector-to-scf,convert-"
-             "scf-to-cf,"
-             "convert-vector-to-llvm,expand-strided-metadata,lower-affine,"
+             "gpu.module(pb-nvidia-set-occupancy,convert-nvgpu-to-nvvm,"
+             "convert-vector-to-scf,convert-scf-to-cf,convert-vector-to-llvm,"
+             "expand-strided-metadata,lower-affine,"
              "convert-gpu-to-nvvm{{use-bare-ptr-memref-call-conv=1},"
              "canonicalize,cse,reconcile-unrealized-casts),"
              "pb-strip-annotations",

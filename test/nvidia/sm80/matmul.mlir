@@ -2,14 +2,16 @@
 // RUN: %nvidia_artifact %t.pbart --plan --ptx | FileCheck %s
 // RUN: %if ptxas %{ %nvidia_artifact %t.pbart --ptxas sm_80 | FileCheck %s --check-prefix=PTXAS %}
 // A matmul through S1-S5 for the A100: the fill and the product each become
-// a kernel; the product's thread-level loop runs on 1024 threads per block.
+// a kernel; the 4 x 3 tiles of 64 x 64 (both tile loops parallel, merged
+// into the grid loop) are 12 blocks of 1024 threads.
 
 // CHECK: arch sm_80
 // CHECK: entry matmul
-// CHECK: launch matmul_kernel grid [1, 1, 1] block [4, 1, 1] shared 0 args [2]
-// CHECK: launch matmul_kernel grid [4, 1, 1] block [1024, 1, 1] shared 0 args [0, 1, 2]
+// CHECK: launch matmul_kernel grid [1, 1, 1] block [12, 1, 1] shared 0 args [2]
+// CHECK: launch matmul_kernel grid [12, 1, 1] block [1024, 1, 1] shared 0 args [0, 1, 2]
 // CHECK: .target sm_80
 // CHECK: .entry matmul_kernel
+// CHECK: .minnctapersm 1
 // CHECK: %ctaid.x
 // CHECK: %tid.x
 // CHECK: ld.global

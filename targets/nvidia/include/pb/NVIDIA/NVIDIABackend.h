@@ -47,6 +47,14 @@ struct LaunchLimits {
 /// come from.
 FailureOr<LaunchLimits> getLaunchLimits(Operation *op, const ChipDesc &chip);
 
+/// Clones into `launch` the host-side ops whose values it uses, transitively,
+/// when they are views of buffers (subview, reshapes, casts), globals'
+/// addresses or pure region-free ops, so that the kernel's arguments are
+/// whole buffers (the launch plan's terms). Upstream's
+/// sinkOperationsIntoLaunchOp keeps a view whose source the kernel does not
+/// use directly.
+void sinkIntoLaunch(gpu::LaunchOp launch);
+
 /// S5: the PTX of every kernel (assembled into a cubin when ptxas is found)
 /// and the launch plan of every entry, as one JSON document.
 LogicalResult emitNVIDIA(ModuleOp module, const ChipDesc &chip,

@@ -124,6 +124,21 @@ def PBNVIDIAMapToGPUPass : Pass<"pb-nvidia-map-to-gpu", "func::FuncOp"> {
                            "arith::ArithDialect", "memref::MemRefDialect"];
 }
 
+def PBNVIDIASetOccupancyPass
+    : Pass<"pb-nvidia-set-occupancy", "gpu::GPUModuleOp"> {
+  let summary = "Let every kernel use the registers of one block per SM";
+  let description = [{
+    Stage S4, after kernel outlining. Sets `nvvm.minctasm = 1` (PTX
+    `.minnctapersm 1`) on every kernel that states no minimum, so that
+    ptxas gives each thread the registers of a single resident block
+    instead of capping them for several (which spilled a 1024-thread
+    loop-mapped kernel at 32 registers).
+
+      gpu.func @k() kernel  ->  gpu.func @k() kernel attributes {nvvm.minctasm = 1 : i32}
+  }];
+  let dependentDialects = ["gpu::GPUDialect"];
+}
+
 def PBNVIDIAPrepareParallelPass
     : Pass<"pb-nvidia-prepare-parallel", "func::FuncOp"> {
   let summary = "Choose the loops that run on a block's threads and turn "
