@@ -43,7 +43,7 @@ using namespace mlir::pb;
 // S4: everything below S3 down to the LLVM dialect. scf.parallel loops (the
 // affine.parallel loops S3 marked) become OpenMP work-sharing loops.
 static const char *const kCPUS4 =
-    "pb-cpu-approximate-math,arith-expand{include-bf16=true},"
+    "pb-approximate-math,arith-expand{include-bf16=true},"
     "convert-linalg-to-affine-loops,lower-affine,"
     "convert-scf-to-openmp,convert-vector-to-scf,lower-affine,"
     "convert-vector-to-llvm,expand-strided-metadata,lower-affine,"

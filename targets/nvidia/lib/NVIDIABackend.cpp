@@ -36,7 +36,7 @@ static std::string getS4Pipeline(const ChipDesc &chip) {
     attach += (" features=" + chip.llvmFeatures).str();
   attach += "}";
   return llvm::formatv(
-             "pb-nvidia-approximate-math,"
+             "pb-approximate-math,"
              "func.func(pb-nvidia-lower-matrix-units),"
              "convert-linalg-to-affine-loops,"
              "func.func(pb-nvidia-prepare-parallel),lower-affine,"

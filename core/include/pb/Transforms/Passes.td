@@ -173,6 +173,26 @@ def PBDumpStagePass : Pass<"pb-dump-stage", "ModuleOp"> {
   ];
 }
 
+def PBApproximateMathPass : Pass<"pb-approximate-math", "ModuleOp"> {
+  let summary = "Replace f32 transcendental functions by polynomial "
+                "approximations";
+  let description = [{
+    Stage S4, first pass of the CPU and NVIDIA pipelines. Rewrites f32
+    `math.exp`, `math.expm1`, `math.log`, `math.log1p`, `math.log2`,
+    `math.tanh`, `math.erf` and `math.atan` (scalars and vectors) into
+    arithmetic (upstream's polynomial approximations, accurate to a few
+    ulp): on CPUs they stay in vector registers instead of becoming one libm
+    call per element; in GPU kernels they do not call libdevice
+    (`__nv_expf`, ...), so the PTX does not depend on where the CUDA
+    toolkit is installed.
+
+      %y = math.exp %x : vector<16xf32>
+      ->  range reduction, a polynomial, an exponent bit trick (arith ops)
+  }];
+  let dependentDialects = ["arith::ArithDialect", "vector::VectorDialect",
+                           "math::MathDialect"];
+}
+
 def PBLowerToAffinePass : Pass<"pb-lower-to-affine", "func::FuncOp"> {
   let summary = "Lower linalg ops on buffers to affine loop nests, keeping "
                 "contractions for S3";

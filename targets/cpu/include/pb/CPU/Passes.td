@@ -13,24 +13,6 @@ include "mlir/Pass/PassBase.td"
 // CPU passes (keep alphabetical)
 //===----------------------------------------------------------------------===//
 
-def PBCPUApproximateMathPass
-    : Pass<"pb-cpu-approximate-math", "ModuleOp"> {
-  let summary = "Replace f32 transcendental functions by vectorizable "
-                "polynomial approximations";
-  let description = [{
-    Stage S4 (CPU). Rewrites f32 `math.exp`, `math.expm1`, `math.log`,
-    `math.log1p`, `math.log2`, `math.tanh`, `math.erf` and `math.atan`
-    (scalars and vectors) into arithmetic (upstream's polynomial
-    approximations, accurate to a few ulp), so that they stay in vector
-    registers instead of becoming one libm call per element.
-
-      %y = math.exp %x : vector<16xf32>
-      ->  range reduction, a polynomial, an exponent bit trick (arith ops)
-  }];
-  let dependentDialects = ["arith::ArithDialect", "vector::VectorDialect",
-                           "math::MathDialect"];
-}
-
 def PBCPUEntryWrappersPass : Pass<"pb-cpu-entry-wrappers", "ModuleOp"> {
   let summary = "Give every entry function a packed-argument C wrapper";
   let description = [{

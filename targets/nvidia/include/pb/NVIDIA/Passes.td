@@ -13,25 +13,6 @@ include "mlir/Pass/PassBase.td"
 // NVIDIA passes (keep alphabetical)
 //===----------------------------------------------------------------------===//
 
-def PBNVIDIAApproximateMathPass
-    : Pass<"pb-nvidia-approximate-math", "ModuleOp"> {
-  let summary = "Replace f32 transcendental functions by polynomial "
-                "approximations";
-  let description = [{
-    Stage S4 (NVIDIA). Rewrites f32 `math.exp`, `math.expm1`, `math.log`,
-    `math.log1p`, `math.log2`, `math.tanh`, `math.erf` and `math.atan`
-    (scalars and vectors) into arithmetic (upstream's polynomial
-    approximations, accurate to a few ulp), so that kernels do not call
-    libdevice (`__nv_expf`, ...) and the PTX does not depend on where the
-    CUDA toolkit is installed.
-
-      %y = math.exp %x : f32
-      ->  range reduction, a polynomial, an exponent bit trick (arith ops)
-  }];
-  let dependentDialects = ["arith::ArithDialect", "vector::VectorDialect",
-                           "math::MathDialect"];
-}
-
 def PBNVIDIACheckLaunchLimitsPass
     : Pass<"pb-nvidia-check-launch-limits", "ModuleOp"> {
   let summary = "Reject GPU launches that exceed the chip's limits";

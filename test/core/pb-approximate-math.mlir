@@ -1,4 +1,4 @@
-// RUN: pb-opt %s --pb-cpu-approximate-math | FileCheck %s
+// RUN: pb-opt %s --pb-approximate-math | FileCheck %s
 
 // f32 exp and tanh become arithmetic; f64 exp is left alone.
 // CHECK-LABEL: func.func @approximate

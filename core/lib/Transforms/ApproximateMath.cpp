@@ -1,11 +1,10 @@
-//===- ApproximateMath.cpp - Polynomial approximations on CPUs
-//-------------===//
+//===- ApproximateMath.cpp - Polynomial approximations of math functions ===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
 
-#include "pb/CPU/CPUBackend.h"
+#include "pb/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -13,17 +12,16 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-namespace mlir::pb::cpu {
-#define GEN_PASS_DEF_PBCPUAPPROXIMATEMATHPASS
-#include "pb/CPU/Passes.h.inc"
-} // namespace mlir::pb::cpu
+namespace mlir::pb {
+#define GEN_PASS_DEF_PBAPPROXIMATEMATHPASS
+#include "pb/Transforms/Passes.h.inc"
+} // namespace mlir::pb
 
 using namespace mlir;
 
 namespace {
-class PBCPUApproximateMathPass
-    : public pb::cpu::impl::PBCPUApproximateMathPassBase<
-          PBCPUApproximateMathPass> {
+class PBApproximateMathPass
+    : public pb::impl::PBApproximateMathPassBase<PBApproximateMathPass> {
 public:
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
