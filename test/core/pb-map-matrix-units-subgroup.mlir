@@ -47,7 +47,7 @@ func.func @linear(%x: memref<2x50x72xf16>, %w: memref<96x72xf16>, %y: memref<2x5
 // -----
 
 // A indexed (k, m) is not a layout the warp-level kernel reads.
-// EXPLAIN: remark: pb-explain: matrix units: linalg.generic not on a subgroup-scope unit: A is not indexed (batch, M, K)
+// EXPLAIN: remark: pb-explain: matrix units: linalg.generic not on a subgroup-scope unit: A's innermost dimension is not its innermost K loop
 // CHECK-LABEL: func.func @a_transposed
 // CHECK-NOT: pb.matrix_unit
 func.func @a_transposed(%a: memref<64x32xf16>, %b: memref<64x48xf16>, %c: memref<32x48xf16>) {
@@ -59,5 +59,19 @@ func.func @a_transposed(%a: memref<64x32xf16>, %b: memref<64x48xf16>, %c: memref
     %s = arith.addf %z, %p : f16
     linalg.yield %s : f16
   }
+  return
+}
+
+// -----
+
+// A channels-last convolution is an implicit GEMM: M = n x oh x ow, N = f,
+// K = kh x kw x c in the filter's order, A read through its map (no im2col
+// buffer).
+// EXPLAIN: remark: pb-explain: matrix units: linalg.conv_2d_nhwc_hwcf MxNxK 64x32x144 on MMA_F32_16x8x16_F16 (SubgroupScope), left to S4
+// CHECK-LABEL: func.func @conv
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}}pb.matrix_unit = "MMA_F32_16x8x16_F16"
+func.func @conv(%x: memref<1x10x10x16xf16>, %w: memref<3x3x16x32xf16>, %y: memref<1x8x8x32xf16>) {
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<1x10x10x16xf16>, memref<3x3x16x32xf16>) outs(%y : memref<1x8x8x32xf16>)
   return
 }

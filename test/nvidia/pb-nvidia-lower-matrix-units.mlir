@@ -5,17 +5,17 @@
 // waits for the oldest group, synchronizes the block, prefetches the next
 // tile and runs ldmatrix + mma.sync on f32 accumulators, then stores C.
 
-// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul on MMA_F32_16x8x16_F16: batch 1, MxNxK 256x192x128; block tile 128x128x32 (4 blocks of 256 threads), warp tile 64x32 (4x4 units), 3 stages in 56832 B of shared memory (row strides 40, 136; B k-major); copies of 8 and 8 elements (ldmatrix fragments)
+// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul on MMA_F32_16x8x16_F16: batch 1, MxNxK 1536x1536x128; block tile 128x128x32 (144 blocks of 256 threads), warp tile 64x32 (4x4 units), 3 stages in 56832 B of shared memory (row strides 40, 136; B k-major); copies of 8 and 8 elements (ldmatrix fragments)
 // CHECK-LABEL: func.func @f16
 // CHECK-NOT: linalg.matmul
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c4{{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c56832_i32
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c144{{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c56832_i32
 // CHECK: gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK: memref.view {{.*}} to memref<3x128x40xf16, #gpu.address_space<workgroup>>
 // CHECK: memref.view {{.*}} to memref<3x32x136xf16, #gpu.address_space<workgroup>>
 // CHECK: memref.load %arg2
 // CHECK: arith.extf {{.*}} : f16 to f32
-// CHECK: nvgpu.device_async_copy %arg0{{.*}}, 8, %{{.*}} {bypassL1} : memref<256x128xf16> to memref<3x128x40xf16, #gpu.address_space<workgroup>>
-// CHECK: nvgpu.device_async_copy %arg1{{.*}}, 8, %{{.*}} {bypassL1} : memref<128x192xf16> to memref<3x32x136xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy %arg0{{.*}}, 8, %{{.*}} {bypassL1} : memref<1536x128xf16> to memref<3x128x40xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy %arg1{{.*}}, 8, %{{.*}} {bypassL1} : memref<128x1536xf16> to memref<3x32x136xf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_create_group
 // CHECK: %[[TOKEN:.*]] = nvgpu.device_async_create_group
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>
@@ -31,8 +31,8 @@
 // CHECK: arith.truncf {{.*}} : f32 to f16
 // CHECK: memref.store {{.*}}, %arg2
 // CHECK: gpu.terminator
-func.func @f16(%a: memref<256x128xf16>, %b: memref<128x192xf16>, %c: memref<256x192xf16>) {
-  linalg.matmul {pb.matrix_unit = "MMA_F32_16x8x16_F16"} ins(%a, %b : memref<256x128xf16>, memref<128x192xf16>) outs(%c : memref<256x192xf16>)
+func.func @f16(%a: memref<1536x128xf16>, %b: memref<128x1536xf16>, %c: memref<1536x1536xf16>) {
+  linalg.matmul {pb.matrix_unit = "MMA_F32_16x8x16_F16"} ins(%a, %b : memref<1536x128xf16>, memref<128x1536xf16>) outs(%c : memref<1536x1536xf16>)
   return
 }
 
@@ -41,11 +41,13 @@ func.func @f16(%a: memref<256x128xf16>, %b: memref<128x192xf16>, %c: memref<256x
 // tf32: fragments are read element by element (ldmatrix moves 16-bit
 // elements); B indexed (n, k) is kept n-major in shared memory. The row
 // strides (20 and 20 f32) are those with conflict-free fragment reads on
-// 32 banks of 4 bytes. Partial tiles guard C's loads and stores.
-// EXPLAIN: remark: pb-explain: matrix units: linalg.generic on MMA_F32_16x8x8_TF32: batch 1, MxNxK 96x40x64; block tile 128x64x16 (1 blocks of 256 threads), warp tile 64x16 (4x2 units), 3 stages in 46080 B of shared memory (row strides 20, 20; B n-major); copies of 4 and 4 elements (ld.shared fragments)
+// 32 banks of 4 bytes. Partial tiles guard C's loads and stores. With
+// fewer blocks than SMs, the block tile shrinks to 64 x 64 (2 x 2 units
+// per warp, no further).
+// EXPLAIN: remark: pb-explain: matrix units: linalg.generic on MMA_F32_16x8x8_TF32: batch 1, MxNxK 96x40x64; block tile 64x64x16 (2 blocks of 256 threads), warp tile 32x16 (2x2 units), 3 stages in 30720 B of shared memory (row strides 20, 20; B n-major); copies of 4 and 4 elements (ld.shared fragments)
 // CHECK-LABEL: func.func @tf32_bt
 // CHECK: scf.if
-// CHECK: memref.load {{.*}} : memref<3x128x20xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.load {{.*}} : memref<3x64x20xf32, #gpu.address_space<workgroup>>
 // CHECK: vector.from_elements {{.*}} : vector<4x1xf32>
 // CHECK: memref.load {{.*}} : memref<3x64x20xf32, #gpu.address_space<workgroup>>
 // CHECK: vector.from_elements {{.*}} : vector<2x1xf32>
@@ -92,3 +94,21 @@ func.func @bf16(%a: memref<64x64xbf16>, %b: memref<64x64xbf16>, %c: memref<64x64
   return
 }
 
+
+// -----
+
+// A convolution (implicit GEMM): the copies of A compute the input's indices
+// from the flat row (n, oh, ow) and flat K (kh, kw, c) through its indexing
+// map; c (16 f16) is the contiguous run each copy stays within.
+// EXPLAIN: remark: pb-explain: matrix units: linalg.conv_2d_nhwc_hwcf on MMA_F32_16x8x16_F16: batch 1, MxNxK 128x32x144
+// CHECK-LABEL: func.func @conv
+// CHECK: gpu.launch
+// CHECK: %[[IH:.*]] = affine.apply #{{.*}}(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: %[[IW:.*]] = affine.apply #{{.*}}(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK: nvgpu.device_async_copy %arg0[%{{.*}}, %[[IH]], %[[IW]], %{{.*}}], %{{.*}}, 8, %{{.*}} {bypassL1} : memref<2x10x10x16xf16>
+// CHECK: nvgpu.mma.sync
+func.func @conv(%x: memref<2x10x10x16xf16>, %w: memref<3x3x16x32xf16>, %y: memref<2x8x8x32xf16>) {
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, pb.matrix_unit = "MMA_F32_16x8x16_F16"}
+    ins(%x, %w : memref<2x10x10x16xf16>, memref<3x3x16x32xf16>) outs(%y : memref<2x8x8x32xf16>)
+  return
+}

@@ -109,3 +109,42 @@ def test_gpu_bench_without_cuda_is_a_clear_error(tmp_path):
                           "--out", str(tmp_path)], capture_output=True, text=True)
     assert run.returncode == 2
     assert "needs a CUDA device" in run.stderr
+
+
+CONV_NHWC = """
+func.func @conv(%x: tensor<{n}x{h}x{w}x{c}x{t}>, %f: tensor<3x3x{c}x{k}x{t}>)
+    -> tensor<{n}x{oh}x{ow}x{k}x{t}> {{
+  %zero = arith.constant 0.0 : {t}
+  %e = tensor.empty() : tensor<{n}x{oh}x{ow}x{k}x{t}>
+  %z = linalg.fill ins(%zero : {t}) outs(%e : tensor<{n}x{oh}x{ow}x{k}x{t}>)
+       -> tensor<{n}x{oh}x{ow}x{k}x{t}>
+  %y = linalg.conv_2d_nhwc_hwcf {{dilations = dense<1> : tensor<2xi64>,
+                                  strides = dense<{s}> : tensor<2xi64>}}
+       ins(%x, %f : tensor<{n}x{h}x{w}x{c}x{t}>, tensor<3x3x{c}x{k}x{t}>)
+       outs(%z : tensor<{n}x{oh}x{ow}x{k}x{t}>) -> tensor<{n}x{oh}x{ow}x{k}x{t}>
+  return %y : tensor<{n}x{oh}x{ow}x{k}x{t}>
+}}
+"""
+
+
+def test_convolution_uses_the_tensor_cores(tmp_path):
+    text = CONV_NHWC.format(n=1, h=10, w=10, c=16, k=32, oh=8, ow=8, s=1, t="f16")
+    art = polyblocks.compile(text, target="nvidia-sm80", cache=False)
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in _ptx(art, tmp_path)
+
+
+@needs_cuda
+@pytest.mark.parametrize("n,hw,c,k,stride", [(2, 16, 64, 128, 1), (1, 29, 24, 40, 2)])
+def test_convolution(n, hw, c, k, stride):
+    torch.manual_seed(0)
+    out = (hw - 3) // stride + 1
+    text = CONV_NHWC.format(n=n, h=hw, w=hw, c=c, k=k, oh=out, ow=out, s=stride, t="f16")
+    art = polyblocks.compile(text, target="nvidia-auto", cache=False)
+    x = torch.randn(n, hw, hw, c, device="cuda", dtype=torch.float16)
+    f = torch.randn(3, 3, c, k, device="cuda", dtype=torch.float16)
+    (y,) = art.run("conv", [x, f])
+    ref = torch.nn.functional.conv2d(x.permute(0, 3, 1, 2).double(),
+                                     f.permute(3, 2, 0, 1).double(), stride=stride)
+    ref = ref.permute(0, 2, 3, 1)
+    err = (y.double() - ref).abs().max().item() / ref.abs().max().item()
+    assert err < 2e-3, f"relative error {err:.2e}"

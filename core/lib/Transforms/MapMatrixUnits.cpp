@@ -827,8 +827,6 @@ bool PBMapMatrixUnitsPass::tagForSubgroupUnit(linalg::LinalgOp op,
     if (!type.getLayout().isIdentity() || !type.hasStaticShape())
       return skip("an operand has a non-identity layout or a dynamic shape");
   }
-  if (!dims.kOuter.empty())
-    return skip("more than one K loop");
   // Every batch loop indexes A, B and C (an N loop that classify treats as
   // batch does not index A).
   AffineMap mapA = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
@@ -857,17 +855,43 @@ bool PBMapMatrixUnitsPass::tagForSubgroupUnit(linalg::LinalgOp op,
     result.append(z.begin(), z.end());
     return result;
   };
-  std::optional<SmallVector<unsigned>> a = dimsOf(mapA), b = dimsOf(mapB),
-                                       c = dimsOf(mapC);
-  if (!a || !b || !c)
-    return skip("an operand is not indexed by plain loop indices");
-  if (*a != concat(batch, dims.m, {dims.kInner}))
-    return skip("A is not indexed (batch, M, K)");
+  std::optional<SmallVector<unsigned>> b = dimsOf(mapB), c = dimsOf(mapC);
+  if (!b || !c)
+    return skip("B or C is not indexed by plain loop indices");
   if (*c != concat(batch, dims.m, {dims.n}))
     return skip("C is not indexed (batch, M, N)");
-  if (*b != concat(batch, {dims.kInner}, {dims.n}) &&
-      *b != concat(batch, {dims.n}, {dims.kInner}))
-    return skip("B is not indexed (batch, K, N) or (batch, N, K)");
+  // B: the batch loops, then every K loop and N (either order); the K loops'
+  // order in B is the GEMM's K order and must end with A's innermost.
+  SmallVector<unsigned> kLoops(dims.kOuter);
+  kLoops.push_back(dims.kInner);
+  ArrayRef<unsigned> bRest = ArrayRef<unsigned>(*b).drop_front(batch.size());
+  if (ArrayRef<unsigned>(*b).take_front(batch.size()) != ArrayRef(batch) ||
+      bRest.size() != kLoops.size() + 1)
+    return skip("B is not indexed (batch, K..., N) or (batch, N, K...)");
+  ArrayRef<unsigned> bK = bRest.back() == dims.n    ? bRest.drop_back()
+                          : bRest.front() == dims.n ? bRest.drop_front()
+                                                    : ArrayRef<unsigned>();
+  if (bK.empty() ||
+      !std::is_permutation(bK.begin(), bK.end(), kLoops.begin(),
+                           kLoops.end()) ||
+      bK.back() != dims.kInner)
+    return skip("B is not indexed (batch, K..., N) or (batch, N, K...) "
+                "with A's innermost K loop last");
+  // A: the batch loops first, then any affine function of the M and K loops
+  // (a convolution's oh * stride + kh) whose innermost is the plain
+  // innermost K loop (contiguous copies).
+  auto lastA =
+      dyn_cast<AffineDimExpr>(mapA.getResult(mapA.getNumResults() - 1));
+  if (!lastA || lastA.getPosition() != dims.kInner)
+    return skip("A's innermost dimension is not its innermost K loop");
+  for (auto [i, d] : llvm::enumerate(batch)) {
+    auto expr = dyn_cast<AffineDimExpr>(mapA.getResult(i));
+    if (!expr || expr.getPosition() != d)
+      return skip("A is not indexed by the batch loops first");
+  }
+  for (unsigned d = 0, e = op.getNumLoops(); d < e; ++d)
+    if (d == dims.n && mapA.isFunctionOfDim(d))
+      return skip("A depends on the N loop");
 
   auto elementOf = [](Value v) {
     return getElementType(cast<MemRefType>(v.getType()).getElementType());
@@ -888,10 +912,12 @@ bool PBMapMatrixUnitsPass::tagForSubgroupUnit(linalg::LinalgOp op,
   int64_t flatM = 1;
   for (unsigned d : dims.m)
     flatM *= ranges[d];
+  int64_t flatK = ranges[dims.kInner];
+  for (unsigned d : dims.kOuter)
+    flatK *= ranges[d];
   explain(op, llvm::formatv("matrix units: {0} MxNxK {1}x{2}x{3} on {4} "
                             "({5}), left to S4",
-                            op->getName(), flatM, ranges[dims.n],
-                            ranges[dims.kInner], unit->name,
-                            stringifyMatrixScope(unit->scope)));
+                            op->getName(), flatM, ranges[dims.n], flatK,
+                            unit->name, stringifyMatrixScope(unit->scope)));
   return true;
 }

@@ -135,23 +135,26 @@ def bench_matmul(name, dtype, m, n, k, args) -> dict:
     return row
 
 
-def _compiled(module, backend: str):
+def _compiled(module, backend: str, options: dict | None = None):
     import torch._dynamo
     torch._dynamo.reset()
     if backend == "polyblocks":
         import polyblocks  # noqa: F401  (registers the backend)
-        return torch.compile(module, backend="polyblocks", options={"strict": True})
+        return torch.compile(module, backend="polyblocks",
+                             options={"strict": True, **(options or {})})
     return torch.compile(module, backend=backend)
 
 
-def bench_module(name: str, module, inputs, args, baseline_name="eager") -> dict:
-    """torch.compile(polyblocks) vs eager and Inductor on ``module(*inputs)``."""
+def bench_module(name: str, module, inputs, args, baseline_name="eager",
+                 options: dict | None = None) -> dict:
+    """torch.compile(polyblocks) vs eager and Inductor on ``module(*inputs)``
+    (``options``: the polyblocks backend's)."""
     row = {"case": name, "baseline": baseline_name}
     with torch.no_grad():
         ref = module(*inputs)
         row["eager_ms"] = cuda_ms(lambda: module(*inputs), args.runs, args.warmup)
         t = time.perf_counter()
-        ours = _compiled(module, "polyblocks")
+        ours = _compiled(module, "polyblocks", options)
         out = ours(*inputs)
         torch.cuda.synchronize()
         row["compile_s"] = time.perf_counter() - t
@@ -184,7 +187,12 @@ def cases(args):
         def conv(nm=name, cin=cin, cout=cout, kernel=kernel, stride=stride, size=size):
             module = nn.Conv2d(cin, cout, kernel, stride, kernel // 2, bias=False).cuda().eval()
             x = torch.randn(8, cin, size, size, device="cuda")
-            return bench_module(nm, module, (x,), args, "eager (cudnn)")
+            # cuDNN runs f32 convolutions on tf32 tensor cores by default
+            # (torch.backends.cudnn.allow_tf32); PolyBlocks gets the same.
+            tf32 = torch.backends.cudnn.allow_tf32
+            return bench_module(nm, module, (x,), args,
+                                "eager (cudnn, tf32)" if tf32 else "eager (cudnn)",
+                                {"allow_tf32": tf32})
         result.append((name, conv))
     result.append(("softmax 8192x1024", lambda: bench_module(
         "softmax 8192x1024", nn.Softmax(dim=-1).cuda(),

@@ -80,7 +80,11 @@ struct MmaPlan {
   bool ldmatrix = false;
   // Problem: flat batch, M (flattened M loops), N, K.
   int64_t batch = 1, m = 0, n = 0, k = 0;
-  SmallVector<int64_t> batchExtents, mExtents;
+  /// Loop positions by role, in C's order (batch, M) and B's order (K);
+  /// the flat M and K indices split over them (outermost first).
+  SmallVector<unsigned> batchDims, mDims, kDims;
+  unsigned nDim = 0;
+  SmallVector<int64_t> ranges;
   bool bKMajor = true;
   // Tiles.
   int64_t bm = 0, bn = 0, bk = 0, wm = 0, wn = 0, mi = 0, ni = 0;
@@ -217,10 +221,14 @@ private:
   Value minU(Value x, int64_t y) {
     return arith::MinUIOp::create(b, x, idx(y));
   }
-  /// Indices of an operand: batch indices, then the flat row split over
-  /// `rowExtents` (when several M loops), then the column.
-  SmallVector<Value> operandIndices(ArrayRef<int64_t> rowExtents, Value row,
-                                    Value col);
+  /// Splits `flat` over the loops `dims` (outermost first) into `values`.
+  void delinearize(Value flat, ArrayRef<unsigned> dims,
+                   SmallVectorImpl<Value> &values);
+  /// The indices of `operand` at flat M index `row`, flat K index `k` and N
+  /// index `col` (each may be null when the operand does not use it), by
+  /// its indexing map: a convolution's input reads (n, oh * s + kh, ...).
+  SmallVector<Value> indicesOf(OpOperand *operand, Value row, Value k,
+                               Value col);
   /// Copies one operand's K tile `kt` into `stage`; appends the tokens of
   /// the unconditional asynchronous copies to `tokens`.
   void copyTile(Value stage, Value kt, bool isA,
@@ -246,17 +254,38 @@ private:
 };
 } // namespace
 
-SmallVector<Value> KernelBuilder::operandIndices(ArrayRef<int64_t> rowExtents,
-                                                 Value row, Value col) {
-  SmallVector<Value> result(batchIdx);
-  SmallVector<Value> rows;
-  for (int64_t extent : llvm::reverse(rowExtents.drop_front())) {
-    rows.push_back(arith::RemUIOp::create(b, row, idx(extent)));
-    row = arith::DivUIOp::create(b, row, idx(extent));
+void KernelBuilder::delinearize(Value flat, ArrayRef<unsigned> dims,
+                                SmallVectorImpl<Value> &values) {
+  for (unsigned d : llvm::reverse(dims.drop_front())) {
+    values[d] = arith::RemUIOp::create(b, flat, idx(p.ranges[d]));
+    flat = arith::DivUIOp::create(b, flat, idx(p.ranges[d]));
   }
-  rows.push_back(row);
-  result.append(rows.rbegin(), rows.rend());
-  result.push_back(col);
+  values[dims.front()] = flat;
+}
+
+SmallVector<Value> KernelBuilder::indicesOf(OpOperand *operand, Value row,
+                                            Value k, Value col) {
+  SmallVector<Value> loops(p.ranges.size());
+  for (auto [d, v] : llvm::zip(p.batchDims, batchIdx))
+    loops[d] = v;
+  if (row)
+    delinearize(row, p.mDims, loops);
+  if (k)
+    delinearize(k, p.kDims, loops);
+  loops[p.nDim] = col;
+  for (Value &v : loops)
+    if (!v)
+      v = idx(0);
+  AffineMap map = op.getMatchingIndexingMap(operand);
+  SmallVector<Value> result;
+  for (unsigned i = 0, e = map.getNumResults(); i < e; ++i) {
+    if (auto dim = dyn_cast<AffineDimExpr>(map.getResult(i))) {
+      result.push_back(loops[dim.getPosition()]);
+      continue;
+    }
+    result.push_back(
+        affine::AffineApplyOp::create(b, map.getSubMap({i}), loops));
+  }
   return result;
 }
 
@@ -269,20 +298,14 @@ void KernelBuilder::copyTile(Value stage, Value kt, bool isA,
   Value k0 = mul(kt, p.bk);
   Value row0, col0;
   int64_t rowExtent, colExtent;
-  ArrayRef<int64_t> rowExtents;
-  SmallVector<int64_t> single;
   if (isA) {
     row0 = m0, col0 = k0, rowExtent = p.m, colExtent = p.k;
-    rowExtents = p.mExtents;
   } else if (p.bKMajor) {
     row0 = k0, col0 = n0, rowExtent = p.k, colExtent = p.n;
-    single = {p.k};
-    rowExtents = single;
   } else {
     row0 = n0, col0 = k0, rowExtent = p.n, colExtent = p.k;
-    single = {p.n};
-    rowExtents = single;
   }
+  OpOperand *operand = op.getDpsInputOperand(isA ? 0 : 1);
   int64_t perRow = cols / vec, chunks = rows * perRow;
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   for (int64_t first = 0; first < chunks; first += p.threads) {
@@ -295,8 +318,11 @@ void KernelBuilder::copyTile(Value stage, Value kt, bool isA,
           arith::AndIOp::create(b, lt(row, rowExtent), lt(col, colExtent));
       // Clamped into the operand, so that the address is valid even when
       // nothing is read from it.
-      SmallVector<Value> src = operandIndices(
-          rowExtents, minU(row, rowExtent - 1), minU(col, colExtent - vec));
+      Value r0 = minU(row, rowExtent - 1), c0 = minU(col, colExtent - vec);
+      SmallVector<Value> src = isA ? indicesOf(operand, r0, c0, nullptr)
+                               : p.bKMajor
+                                   ? indicesOf(operand, nullptr, r0, c0)
+                                   : indicesOf(operand, nullptr, c0, r0);
       SmallVector<Value> dst = {stage, r, c};
       if (vec > 1) {
         Value count = arith::SelectOp::create(b, inside, idx(vec), idx(0));
@@ -470,9 +496,9 @@ void KernelBuilder::build() {
   Value rest = arith::DivUIOp::create(b, block, idx(p.tilesN));
   Value tm = arith::RemUIOp::create(b, rest, idx(p.tilesM));
   Value flatBatch = arith::DivUIOp::create(b, rest, idx(p.tilesM));
-  for (int64_t extent : llvm::reverse(p.batchExtents)) {
-    batchIdx.push_back(arith::RemUIOp::create(b, flatBatch, idx(extent)));
-    flatBatch = arith::DivUIOp::create(b, flatBatch, idx(extent));
+  for (unsigned d : llvm::reverse(p.batchDims)) {
+    batchIdx.push_back(arith::RemUIOp::create(b, flatBatch, idx(p.ranges[d])));
+    flatBatch = arith::DivUIOp::create(b, flatBatch, idx(p.ranges[d]));
   }
   std::reverse(batchIdx.begin(), batchIdx.end());
   m0 = mul(tm, p.bm);
@@ -506,7 +532,7 @@ void KernelBuilder::build() {
           auto [row, col] = cCoord(i, j, r, c);
           auto load = [&]() -> Value {
             Value v = memref::LoadOp::create(
-                b, cMem, operandIndices(p.mExtents, row, col));
+                b, cMem, indicesOf(op.getDpsInitOperand(0), row, nullptr, col));
             return p.cElem == p.accType
                        ? v
                        : arith::ExtFOp::create(b, p.accType, v).getResult();
@@ -566,8 +592,9 @@ void KernelBuilder::build() {
                 vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{r, c});
             if (p.cElem != p.accType)
               v = arith::TruncFOp::create(b, p.cElem, v);
-            memref::StoreOp::create(b, v, cMem,
-                                    operandIndices(p.mExtents, row, col));
+            memref::StoreOp::create(
+                b, v, cMem,
+                indicesOf(op.getDpsInitOperand(0), row, nullptr, col));
           };
           if (fullTiles) {
             store();
@@ -617,44 +644,55 @@ planKernel(linalg::LinalgOp op, const MatrixUnitDesc &unit,
     return failure();
   }
 
-  // Loop roles from the indexing maps (checked by S3): C is (batch, M..., N),
-  // A (batch, M..., K), B (batch, K, N) or (batch, N, K).
+  // Loop roles from the indexing maps (checked by S3): C is (batch, M...,
+  // N) with plain loop indices, B (batch, K..., N) or (batch, N, K...), A
+  // any function of the batch, M and K loops whose innermost index is the
+  // last K loop of B's order.
   AffineMap mapA = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
   AffineMap mapB = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
   AffineMap mapC = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  auto dimAt = [](AffineMap map, int64_t i) -> std::optional<unsigned> {
-    if (i < 0 || i >= map.getNumResults())
-      return std::nullopt;
-    if (auto d = dyn_cast<AffineDimExpr>(map.getResult(i)))
-      return d.getPosition();
-    return std::nullopt;
+  p.ranges = op.getStaticLoopRanges();
+  auto plainDims = [](AffineMap map) -> std::optional<SmallVector<unsigned>> {
+    SmallVector<unsigned> dims;
+    for (AffineExpr e : map.getResults()) {
+      auto d = dyn_cast<AffineDimExpr>(e);
+      if (!d)
+        return std::nullopt;
+      dims.push_back(d.getPosition());
+    }
+    return dims;
   };
-  int64_t rank = mapC.getNumResults(), rankB = mapB.getNumResults();
-  std::optional<unsigned> nDim = dimAt(mapC, rank - 1);
-  std::optional<unsigned> kDim = dimAt(mapA, mapA.getNumResults() - 1);
-  std::optional<unsigned> bLast = dimAt(mapB, rankB - 1);
-  if (!nDim || !kDim || !bLast || rankB < 2) {
+  std::optional<SmallVector<unsigned>> cDims = plainDims(mapC),
+                                       bDims = plainDims(mapB);
+  if (!cDims || !bDims || cDims->size() < 2 || bDims->size() < 2) {
     why = "operands not indexed as S3 tags them";
     return failure();
   }
-  p.bKMajor = *bLast == *nDim;
-  int64_t batchRank = rankB - 2;
-  for (int64_t i = 0; i < batchRank; ++i)
-    p.batchExtents.push_back(ranges[*dimAt(mapC, i)]);
-  for (int64_t i = batchRank; i < rank - 1; ++i)
-    p.mExtents.push_back(ranges[*dimAt(mapC, i)]);
-  if (p.mExtents.empty()) {
-    why = "no M loop";
+  p.nDim = cDims->back();
+  for (unsigned d : ArrayRef<unsigned>(*cDims).drop_back())
+    (llvm::is_contained(*bDims, d) ? p.batchDims : p.mDims).push_back(d);
+  for (unsigned d : *bDims)
+    if (!llvm::is_contained(*cDims, d))
+      p.kDims.push_back(d);
+  p.bKMajor = bDims->back() == p.nDim;
+  auto lastA =
+      dyn_cast<AffineDimExpr>(mapA.getResult(mapA.getNumResults() - 1));
+  if (p.mDims.empty() || p.kDims.empty() || !lastA ||
+      lastA.getPosition() != p.kDims.back()) {
+    why = "operands not indexed as S3 tags them";
     return failure();
   }
-  for (int64_t e : p.batchExtents)
-    p.batch *= e;
-  p.m = 1;
-  for (int64_t e : p.mExtents)
-    p.m *= e;
-  p.n = ranges[*nDim];
-  p.k = ranges[*kDim];
+  auto product = [&](ArrayRef<unsigned> dims) {
+    int64_t result = 1;
+    for (unsigned d : dims)
+      result *= p.ranges[d];
+    return result;
+  };
+  p.batch = product(p.batchDims);
+  p.m = product(p.mDims);
+  p.k = product(p.kDims);
+  p.n = p.ranges[p.nDim];
+  int64_t kLast = p.ranges[p.kDims.back()];
 
   // Tiles: the block tile covers small problems in one block side.
   p.warpSize = limits.warpSize;
@@ -663,8 +701,25 @@ planKernel(linalg::LinalgOp op, const MatrixUnitDesc &unit,
     why = "the chip's blocks hold fewer warps than the kernel uses";
     return failure();
   }
-  p.bm = tileSide(p.m, kWarpsM * unit.m);
-  p.bn = tileSide(p.n, kWarpsN * unit.n);
+  int64_t minM = kWarpsM * unit.m, minN = kWarpsN * unit.n;
+  p.bm = tileSide(p.m, minM);
+  p.bn = tileSide(p.n, minN);
+  auto countBlocks = [&]() -> int64_t {
+    return p.batch * static_cast<int64_t>(llvm::divideCeil(p.m, p.bm) *
+                                          llvm::divideCeil(p.n, p.bn));
+  };
+  // Fewer blocks than SMs leaves SMs idle: halve the larger tile side
+  // until every SM has a block, keeping 2 x 2 units per warp (fragments
+  // reused twice).
+  int64_t sms =
+      chip.computeLevels.empty() ? 0 : chip.computeLevels.front().physicalUnits;
+  int64_t floorM = std::min(p.bm, 2 * minM), floorN = std::min(p.bn, 2 * minN);
+  while (countBlocks() < sms && (p.bm > floorM || p.bn > floorN)) {
+    if (p.bn > floorN && (p.bn >= p.bm || p.bm <= floorM))
+      p.bn /= 2;
+    else
+      p.bm /= 2;
+  }
   p.bk = kUnitStepsPerTile * unit.k;
   p.wm = p.bm / kWarpsM;
   p.wn = p.bn / kWarpsN;
@@ -672,7 +727,7 @@ planKernel(linalg::LinalgOp op, const MatrixUnitDesc &unit,
   p.ni = p.wn / unit.n;
   p.tilesM = llvm::divideCeil(p.m, p.bm);
   p.tilesN = llvm::divideCeil(p.n, p.bn);
-  p.blocks = p.batch * p.tilesM * p.tilesN;
+  p.blocks = countBlocks();
   if (p.blocks > limits.maxBlocksPerGrid) {
     why = "more blocks than the chip's grid holds";
     return failure();
@@ -680,8 +735,10 @@ planKernel(linalg::LinalgOp op, const MatrixUnitDesc &unit,
 
   // Copies and shared tiles.
   p.maxVec = std::max<int64_t>(1, chip.vectorWidthBits / 8 / p.elemBytes);
-  p.vecA = copyWidth(p.k, p);
-  p.vecB = copyWidth(p.bKMajor ? p.n : p.k, p);
+  // A chunk of copies must not cross a run of the innermost K loop (the
+  // contiguous dimension of A, and of an n-major B).
+  p.vecA = copyWidth(kLast, p);
+  p.vecB = copyWidth(p.bKMajor ? p.n : kLast, p);
   p.ldA = chooseStride(Frag::A, p, p.bk, shared);
   p.ldB = chooseStride(p.bKMajor ? Frag::BKMajor : Frag::BNMajor, p, p.colsB(),
                        shared);

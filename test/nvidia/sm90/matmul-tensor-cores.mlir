@@ -6,13 +6,14 @@
 // RUN: %if ptxas %{ %nvidia_artifact %t.tf32.pbart --ptxas sm_90a | FileCheck %s --check-prefix=PTXAS %}
 // Matmuls through S1-S5 on the tensor cores: f16 (f32 accumulation, f16
 // result) and, with allow-tf32, f32 on tf32 units. The product is one
-// kernel of 256 threads with the operand tiles in dynamic shared memory,
+// kernel of 256 threads (64 x 64 tiles: 128 x 128 would leave SMs idle)
+// with the operand tiles in dynamic shared memory,
 // filled by cp.async and read by ldmatrix (f16) or ld.shared (tf32).
 
 // CHECK: arch sm_90a
 // CHECK: entry mm_f16
 // CHECK: launch mm_f16_kernel grid [{{[0-9]+}}, 1, 1] block [{{[0-9]+}}, 1, 1] shared 0 args [2]
-// CHECK: launch mm_f16_kernel grid [4, 1, 1] block [256, 1, 1] shared 56832 args [2, 0, 1]
+// CHECK: launch mm_f16_kernel grid [12, 1, 1] block [256, 1, 1] shared 29184 args [2, 0, 1]
 // CHECK: .target sm_90a
 // CHECK: .shared .align 16 .b8 __dynamic_shmem__0
 // CHECK: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, {{.*}};
@@ -27,7 +28,7 @@
 // CHECK: st.global.b16
 
 // TF32: entry mm_f32
-// TF32: launch mm_f32_kernel grid [2, 1, 1] block [256, 1, 1] shared 56832 args [2, 0, 1]
+// TF32: launch mm_f32_kernel grid [8, 1, 1] block [256, 1, 1] shared 29184 args [2, 0, 1]
 // TF32: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, {{.*}};
 // TF32: ld.shared.b32
 // TF32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32

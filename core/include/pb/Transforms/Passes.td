@@ -249,8 +249,10 @@ def PBMapMatrixUnitsPass : Pass<"pb-map-matrix-units", "func::FuncOp"> {
     ops are lowered to affine loops.
 
     On targets whose matrix units are subgroup-scope (a GPU warp's mma),
-    a contraction with one K loop, A indexed (batch, M..., K), B (batch, K,
-    N) or (batch, N, K) and C (batch, M..., N), identity layouts, and
+    a contraction with C indexed (batch, M..., N), B (batch, K..., N) or
+    (batch, N, K...), A by the batch loops then any affine function of the
+    M and K loops ending with B's last K loop (matmuls; channels-last
+    convolutions as implicit GEMMs), identity layouts, and
     element types of such a unit (f32 only with `allow-tf32`, on a tf32
     unit; the unit accumulates in f32 while C may be f16/bf16) is not
     lowered here: it is tagged `pb.matrix_unit = "<unit>"` for S4, which

@@ -39,8 +39,11 @@ def PBNVIDIALowerMatrixUnitsPass
   let description = [{
     Stage S4, first. Each linalg contraction that S3 tagged with a
     warp-level (mma.sync) unit of the chip becomes one `gpu.launch`: a 1-d
-    grid of block tiles (batch x M tiles x N tiles, N fastest), eight warps
-    per block as 2 x 4 warp tiles, operand tiles multi-buffered in dynamic
+    grid of block tiles (batch x M tiles x N tiles, N fastest; 128 x 128,
+    halved down to 64 x 64 while there are fewer blocks than SMs), eight
+    warps per block as 2 x 4 warp tiles, operands addressed through their
+    indexing maps (a convolution's input gathered as an implicit GEMM),
+    operand tiles multi-buffered in dynamic
     shared memory (2 or 3 stages, as many as the chip's scratchpad holds,
     at most 3) filled by `nvgpu.device_async_copy` (cp.async, zero-filled
     outside the operands; element-wise copies when a row's extent is not
@@ -56,6 +59,7 @@ def PBNVIDIALowerMatrixUnitsPass
   }];
   let dependentDialects = ["gpu::GPUDialect", "nvgpu::NVGPUDialect",
                            "NVVM::NVVMDialect", "LLVM::LLVMDialect",
+                           "affine::AffineDialect",
                            "scf::SCFDialect", "vector::VectorDialect",
                            "memref::MemRefDialect", "arith::ArithDialect"];
 }
