@@ -205,9 +205,8 @@ static int64_t tileSide(int64_t extent, int64_t minimum) {
 namespace {
 class KernelBuilder {
 public:
-  KernelBuilder(linalg::LinalgOp op, const MmaPlan &plan,
-                const MemoryLevelDesc &shared)
-      : op(op), p(plan), b(op.getLoc(), op), sharedLevel(shared) {}
+  KernelBuilder(linalg::LinalgOp op, const MmaPlan &plan)
+      : op(op), p(plan), b(op.getLoc(), op) {}
   void build();
 
 private:
@@ -247,7 +246,6 @@ private:
   linalg::LinalgOp op;
   const MmaPlan &p;
   ImplicitLocOpBuilder b;
-  const MemoryLevelDesc &sharedLevel;
   Value aMem, bMem, cMem, aTile, bTile;
   Value tid, lane, warpRow, warpCol, m0, n0;
   SmallVector<Value> batchIdx;
@@ -802,7 +800,7 @@ public:
         continue;
       }
       const MmaPlan &p = *plan;
-      KernelBuilder(op, p, *shared).build();
+      KernelBuilder(op, p).build();
       explain(op,
               llvm::formatv(
                   "matrix units: {0} on {1}: batch {2}, MxNxK {3}x{4}x{5}; "
