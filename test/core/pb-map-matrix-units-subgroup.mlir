@@ -75,3 +75,24 @@ func.func @conv(%x: memref<1x10x10x16xf16>, %w: memref<3x3x16x32xf16>, %y: memre
     ins(%x, %w : memref<1x10x10x16xf16>, memref<3x3x16x32xf16>) outs(%y : memref<1x8x8x32xf16>)
   return
 }
+
+// -----
+
+// An elementwise epilogue reading the result once is tagged for S4 to fuse.
+// EXPLAIN: remark: pb-explain: matrix units: epilogue of 1 ops left to S4 to fuse into the stores of the MMA_F32_16x8x16_F16 kernel
+// CHECK-LABEL: func.func @epilogue
+// CHECK: linalg.matmul {pb.matrix_unit = "MMA_F32_16x8x16_F16"}
+// CHECK: linalg.generic {{.*}}pb.matrix_unit_epilogue
+func.func @epilogue(%a: memref<64x64xf16>, %b: memref<64x64xf16>, %bias: memref<64xf16>, %out: memref<64x64xf16>) {
+  %c = memref.alloc() : memref<64x64xf16>
+  linalg.matmul ins(%a, %b : memref<64x64xf16>, memref<64x64xf16>) outs(%c : memref<64x64xf16>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<64x64xf16>, memref<64xf16>) outs(%out : memref<64x64xf16>) {
+  ^bb0(%x: f16, %y: f16, %o: f16):
+    %s = arith.addf %x, %y : f16
+    linalg.yield %s : f16
+  }
+  memref.dealloc %c : memref<64x64xf16>
+  return
+}

@@ -112,3 +112,36 @@ func.func @conv(%x: memref<2x10x10x16xf16>, %w: memref<3x3x16x32xf16>, %y: memre
     ins(%x, %w : memref<2x10x10x16xf16>, memref<3x3x16x32xf16>) outs(%y : memref<2x8x8x32xf16>)
   return
 }
+
+// -----
+
+// The epilogue S3 tagged runs in the kernel's stores: the bias is read at
+// C's column, the body is cloned, the result goes to the epilogue's output;
+// the alloc S2 placed between the two now precedes the kernel.
+// EXPLAIN: remark: pb-explain: matrix units: epilogue of 2 ops fused into the stores of the MMA_F32_16x8x16_F16 kernel
+// CHECK-LABEL: func.func @bias_relu
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<64x64xf16>
+// CHECK: gpu.launch
+// CHECK: nvgpu.mma.sync
+// CHECK: %[[BIAS:.*]] = memref.load %arg2[%{{.*}}] : memref<64xf16>
+// CHECK: %[[SUM:.*]] = arith.addf %{{.*}}, %[[BIAS]] : f16
+// CHECK: %[[RELU:.*]] = arith.maximumf %[[SUM]], %{{.*}} : f16
+// CHECK: memref.store %[[RELU]], %[[OUT]]
+// CHECK-NOT: linalg.generic
+func.func @bias_relu(%a: memref<64x64xf16>, %b: memref<64x64xf16>, %bias: memref<64xf16>) -> memref<64x64xf16> {
+  %c = memref.alloc() : memref<64x64xf16>
+  linalg.matmul {pb.matrix_unit = "MMA_F32_16x8x16_F16"} ins(%a, %b : memref<64x64xf16>, memref<64x64xf16>) outs(%c : memref<64x64xf16>)
+  %out = memref.alloc() : memref<64x64xf16>
+  %zero = arith.constant 0.0 : f16
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<64x64xf16>, memref<64xf16>) outs(%out : memref<64x64xf16>)
+      attrs = {pb.matrix_unit_epilogue} {
+  ^bb0(%x: f16, %y: f16, %o: f16):
+    %s = arith.addf %x, %y : f16
+    %r = arith.maximumf %s, %zero : f16
+    linalg.yield %r : f16
+  }
+  memref.dealloc %c : memref<64x64xf16>
+  return %out : memref<64x64xf16>
+}

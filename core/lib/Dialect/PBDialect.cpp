@@ -45,6 +45,12 @@ LogicalResult PBDialect::verifyOperationAttribute(Operation *op,
                              << "' is a unit attribute of affine.for";
     return success();
   }
+  if (attr.getName() == kMatrixUnitEpilogueAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<linalg::LinalgOp>(op))
+      return op->emitError() << "'" << kMatrixUnitEpilogueAttrName
+                             << "' is a unit attribute of a linalg op";
+    return success();
+  }
   if (attr.getName() == kMatrixUnitAttrName) {
     if (!isa<StringAttr>(attr.getValue()) || !isa<linalg::LinalgOp>(op))
       return op->emitError() << "'" << kMatrixUnitAttrName

@@ -52,8 +52,10 @@ public:
       if (kept.contains(op) || !op.hasPureBufferSemantics())
         return;
       bool contraction = pb::isMultiplyAccumulate(op);
-      if (contractions ? !op->hasAttr(pb::PBDialect::kMatrixUnitAttrName)
-                       : !contraction)
+      if (contractions
+              ? !op->hasAttr(pb::PBDialect::kMatrixUnitAttrName) &&
+                    !op->hasAttr(pb::PBDialect::kMatrixUnitEpilogueAttrName)
+              : !contraction)
         ops.push_back(op);
     });
     for (linalg::LinalgOp op : ops) {

@@ -908,6 +908,17 @@ bool PBMapMatrixUnitsPass::tagForSubgroupUnit(linalg::LinalgOp op,
     return skip("C is neither f32 nor of A's element type");
   op->setAttr(PBDialect::kMatrixUnitAttrName,
               StringAttr::get(op->getContext(), unit->name));
+  // An elementwise epilogue (bias, activation) reading the result once goes
+  // into the kernel's final stores.
+  if (linalg::GenericOp epilogue = findFusableEpilogue(op)) {
+    epilogue->setAttr(PBDialect::kMatrixUnitEpilogueAttrName,
+                      UnitAttr::get(op->getContext()));
+    explain(epilogue,
+            llvm::formatv("matrix units: epilogue of {0} ops left to S4 to "
+                          "fuse into the stores of the {1} kernel",
+                          epilogue.getBlock()->getOperations().size() - 1,
+                          unit->name));
+  }
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t flatM = 1;
   for (unsigned d : dims.m)

@@ -43,6 +43,7 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -205,8 +206,9 @@ static int64_t tileSide(int64_t extent, int64_t minimum) {
 namespace {
 class KernelBuilder {
 public:
-  KernelBuilder(linalg::LinalgOp op, const MmaPlan &plan)
-      : op(op), p(plan), b(op.getLoc(), op) {}
+  KernelBuilder(linalg::LinalgOp op, const MmaPlan &plan,
+                linalg::GenericOp epilogue)
+      : op(op), p(plan), b(op.getLoc(), op), epilogue(epilogue) {}
   void build();
 
 private:
@@ -240,12 +242,16 @@ private:
   /// nvgpu lowering does not type) nvvm.mma.sync on the fragments' 32-bit
   /// registers.
   Value mma(Value a, Value b, Value acc);
+  /// Stores `value` (C's type) at C's element (row, col), through the
+  /// epilogue when there is one (into the epilogue's output).
+  void storeResult(Value value, Value row, Value col);
   /// The (row, col) of C for accumulator element (i, j) of tile (mi, ni).
   std::pair<Value, Value> cCoord(int64_t mi, int64_t ni, int64_t i, int64_t j);
 
   linalg::LinalgOp op;
   const MmaPlan &p;
   ImplicitLocOpBuilder b;
+  linalg::GenericOp epilogue;
   Value aMem, bMem, cMem, aTile, bTile;
   Value tid, lane, warpRow, warpCol, m0, n0;
   SmallVector<Value> batchIdx;
@@ -466,6 +472,36 @@ Value KernelBuilder::mma(Value a, Value bFrag, Value acc) {
   return vector::FromElementsOp::create(b, acc.getType(), values);
 }
 
+void KernelBuilder::storeResult(Value value, Value row, Value col) {
+  SmallVector<Value> index =
+      indicesOf(op.getDpsInitOperand(0), row, nullptr, col);
+  if (!epilogue) {
+    memref::StoreOp::create(b, value, cMem, index);
+    return;
+  }
+  // The epilogue's loops are C's dimensions (identity output map); its
+  // other inputs are read at their projections of them.
+  Block *body = epilogue.getBlock();
+  IRMapping mapping;
+  for (OpOperand *input : epilogue.getDpsInputOperands()) {
+    BlockArgument arg = body->getArgument(input->getOperandNumber());
+    if (input->get() == cMem) {
+      mapping.map(arg, value);
+      continue;
+    }
+    AffineMap map = epilogue.getMatchingIndexingMap(input);
+    SmallVector<Value> inputIndex;
+    for (unsigned i = 0, e = map.getNumResults(); i < e; ++i)
+      inputIndex.push_back(index[map.getDimPosition(i)]);
+    mapping.map(arg, memref::LoadOp::create(b, input->get(), inputIndex));
+  }
+  for (Operation &scalarOp : body->without_terminator())
+    b.clone(scalarOp, mapping);
+  Value result = mapping.lookup(body->getTerminator()->getOperand(0));
+  memref::StoreOp::create(b, result, epilogue.getDpsInitOperand(0)->get(),
+                          index);
+}
+
 std::pair<Value, Value> KernelBuilder::cCoord(int64_t mi, int64_t ni, int64_t i,
                                               int64_t j) {
   Value g = arith::DivUIOp::create(b, lane, idx(4));
@@ -590,9 +626,7 @@ void KernelBuilder::build() {
                 vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{r, c});
             if (p.cElem != p.accType)
               v = arith::TruncFOp::create(b, p.cElem, v);
-            memref::StoreOp::create(
-                b, v, cMem,
-                indicesOf(op.getDpsInitOperand(0), row, nullptr, col));
+            storeResult(v, row, col);
           };
           if (fullTiles) {
             store();
@@ -800,7 +834,25 @@ public:
         continue;
       }
       const MmaPlan &p = *plan;
-      KernelBuilder(op, p).build();
+      // The epilogue S3 tagged (right after `op`, allocations and constants
+      // aside) runs in the kernel's stores; what S2 placed between the two
+      // must be defined before the kernel.
+      linalg::GenericOp epilogue;
+      for (Operation *next = op->getNextNode(); next;
+           next = next->getNextNode()) {
+        if (isa<memref::AllocOp, arith::ConstantOp>(next))
+          continue;
+        auto generic = dyn_cast<linalg::GenericOp>(next);
+        if (generic &&
+            generic->hasAttr(PBDialect::kMatrixUnitEpilogueAttrName) &&
+            generic == findFusableEpilogue(op))
+          epilogue = generic;
+        break;
+      }
+      if (epilogue)
+        while (op->getNextNode() != epilogue)
+          op->getNextNode()->moveBefore(op);
+      KernelBuilder(op, p, epilogue).build();
       explain(op,
               llvm::formatv(
                   "matrix units: {0} on {1}: batch {2}, MxNxK {3}x{4}x{5}; "
@@ -813,8 +865,21 @@ public:
                   p.sharedBytes, p.ldA, p.ldB,
                   p.bKMajor ? "k-major" : "n-major", p.vecA, p.vecB,
                   p.ldmatrix ? "ldmatrix fragments" : "ld.shared fragments"));
+      if (epilogue) {
+        explain(epilogue,
+                llvm::formatv("matrix units: epilogue of {0} ops "
+                              "fused into the stores of the {1} "
+                              "kernel",
+                              epilogue.getBlock()->getOperations().size() - 1,
+                              unit->name));
+        epilogue->erase();
+      }
       op->erase();
     }
+    // Epilogues of ops left to the loop mapping are ordinary generics.
+    func.walk([](linalg::GenericOp generic) {
+      generic->removeAttr(PBDialect::kMatrixUnitEpilogueAttrName);
+    });
   }
 };
 } // namespace

@@ -1,6 +1,17 @@
 // RUN: pb-compile %s --target=nvidia-sm80 -o %t.pbart
 // RUN: %nvidia_artifact %t.pbart --plan --ptx | FileCheck %s
 // RUN: %if ptxas %{ %nvidia_artifact %t.pbart --ptxas sm_80 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: pb-compile %s --target=nvidia-sm80 --options=allow-tf32=1 -o %t.tf32.pbart
+// RUN: %nvidia_artifact %t.tf32.pbart --plan --ptx | FileCheck %s --check-prefix=TF32
+// RUN: %if ptxas %{ %nvidia_artifact %t.tf32.pbart --ptxas sm_80 | FileCheck %s --check-prefix=PTXAS %}
+// With allow-tf32 the matmul runs on the tensor cores and the bias + GELU
+// epilogue runs in its stores: two launches (C's fill, then the kernel,
+// which reads the bias, argument 2), no third for the epilogue.
+// TF32: entry dense_gelu
+// TF32: launch dense_gelu_kernel grid [{{.*}}] block [{{.*}}] shared 0 args [3]
+// TF32-NEXT: launch dense_gelu_kernel grid [4, 1, 1] block [256, 1, 1] shared 29184 args [3, 0, 1, 2]
+// TF32-NOT: launch
+// TF32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // matmul-bias-gelu through S1-S5 for nvidia-sm80: every kernel reads its block and thread
 // ids, and ptxas assembles every module without spills.
 

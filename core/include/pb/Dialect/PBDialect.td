@@ -38,6 +38,10 @@ def PB_Dialect : Dialect {
     /// subgroup-scope units, read by the target's S4).
     static constexpr ::llvm::StringLiteral kMatrixUnitAttrName =
         "pb.matrix_unit";
+    /// Unit attribute on the elementwise linalg.generic right after a
+    /// tagged contraction that S4 fuses into the contraction's stores.
+    static constexpr ::llvm::StringLiteral kMatrixUnitEpilogueAttrName =
+        "pb.matrix_unit_epilogue";
   }];
 }
 
