@@ -17,8 +17,12 @@
 //     copy K tile kt+S-1 into the stage freed by tile kt-1
 //     per unit K step: ldmatrix (16-bit types) or ld.shared (tf32)
 //                      fragments, then MI x NI mma.sync per warp
-//   C = accumulators (converted to C's type)
+//   C = accumulators (converted to C's type), or the epilogue S3 tagged
+//       applied to them, into the epilogue's output
 //
+// M, K and N are flat: the M loops (a convolution's n, oh, ow) and the K
+// loops (kh, kw, c in B's order) are recovered by division, and every
+// operand is addressed through its indexing map (implicit GEMM).
 // Operands are read with cp.async of the chip's widest vector where the
 // contiguous extent allows, else element by element (still zero-filled).
 // The padding of each shared tile is the one of 1..4 x 16 bytes with the
