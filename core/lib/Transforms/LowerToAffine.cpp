@@ -39,7 +39,8 @@ public:
 
     // Multiply-accumulate ops stay for S3's matrix units, with the
     // epilogues S3 may fuse into them.
-    // With `contractions` (S3), only those tagged for the target's S4 stay.
+    // With `contractions` (S3), only the ops tagged for the target's S4 stay
+    // (pb.matrix_unit contractions and their pb.matrix_unit_epilogue).
     llvm::SmallPtrSet<Operation *, 8> kept;
     if (!contractions)
       getOperation().walk([&](linalg::LinalgOp op) {
