@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import torch
 
 import polyblocks
 
@@ -229,3 +230,29 @@ def test_wrong_buffer_count_and_entry(stub_dir, tmp_path, softmax):
     assert out.startswith("ERROR 1 ") and "takes 2 buffers" in out
     out, _ = _run(stub_dir, tmp_path, metadata, _ptx_only(payload), entry="nope")
     assert out.startswith("ERROR 1 ") and "no entry named 'nope'" in out
+
+
+def test_large_dynamic_shared_memory_is_opted_into(stub_dir, tmp_path):
+    """A tensor-core kernel with 3 stages of 128x128 tiles (56832 bytes of
+    dynamic shared memory, above the default 48 KiB) gets
+    cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) before its launch."""
+    from polyblocks.bench.gpu import matmul_text
+    art = polyblocks.compile(matmul_text(1536, 1536, 128, torch.float16),
+                             target="nvidia-sm80", cache=False)
+    path = tmp_path / "mm.pbart"
+    art.save(path)
+    data = path.read_bytes()
+    (msize,) = struct.unpack_from("<Q", data, 8)
+    metadata = json.loads(data[16:16 + msize])
+    (psize,) = struct.unpack_from("<Q", data, 16 + msize)
+    payload = json.loads(data[24 + msize:24 + msize + psize])
+    launches = payload["entries"][0]["launches"]
+    assert [l["dynamic_shared_memory_bytes"] for l in launches] == [0, 56832]
+    out, log = _run(stub_dir, tmp_path, metadata, payload, entry="mm", n=3)
+    assert out == "OK"
+    # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8, once, for the
+    # kernel that needs it.
+    assert [line for line in log if line.startswith("cuFuncSetAttribute")] == [
+        "cuFuncSetAttribute 8 56832"]
+    assert any(line.startswith("cuLaunchKernel") and " shared 56832 " in line
+               for line in log)
