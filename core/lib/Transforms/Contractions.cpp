@@ -49,6 +49,17 @@ static Value getBaseBuffer(Value value) {
   return value;
 }
 
+std::optional<SmallVector<unsigned>> mlir::pb::getPlainDims(AffineMap map) {
+  SmallVector<unsigned> dims;
+  for (AffineExpr e : map.getResults()) {
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d)
+      return std::nullopt;
+    dims.push_back(d.getPosition());
+  }
+  return dims;
+}
+
 linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac) {
   if (mac.getNumDpsInits() != 1)
     return nullptr;

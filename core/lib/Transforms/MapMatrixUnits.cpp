@@ -838,16 +838,6 @@ bool PBMapMatrixUnitsPass::tagForSubgroupUnit(linalg::LinalgOp op,
     if (llvm::is_contained(dims.batch, d))
       batch.push_back(d);
   }
-  auto dimsOf = [](AffineMap map) -> std::optional<SmallVector<unsigned>> {
-    SmallVector<unsigned> result;
-    for (AffineExpr e : map.getResults()) {
-      auto d = dyn_cast<AffineDimExpr>(e);
-      if (!d)
-        return std::nullopt;
-      result.push_back(d.getPosition());
-    }
-    return result;
-  };
   auto concat = [](ArrayRef<unsigned> x, ArrayRef<unsigned> y,
                    ArrayRef<unsigned> z) {
     SmallVector<unsigned> result(x);
@@ -855,7 +845,8 @@ bool PBMapMatrixUnitsPass::tagForSubgroupUnit(linalg::LinalgOp op,
     result.append(z.begin(), z.end());
     return result;
   };
-  std::optional<SmallVector<unsigned>> b = dimsOf(mapB), c = dimsOf(mapC);
+  std::optional<SmallVector<unsigned>> b = getPlainDims(mapB),
+                                       c = getPlainDims(mapC);
   if (!b || !c)
     return skip("B or C is not indexed by plain loop indices");
   if (*c != concat(batch, dims.m, {dims.n}))

@@ -8,6 +8,7 @@
 #include "pb/Target/TargetDesc.h"
 #include "pb/Transforms/Passes.h"
 
+#include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
 #include "mlir/Dialect/Affine/Transforms/Passes.h"
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Pass/PassManager.h"
@@ -25,65 +26,21 @@ using namespace mlir::pb;
 /// root level that banding aims for (load balance across units).
 static constexpr int64_t kIterationsPerUnit = 4;
 
+/// The trip count of `loop` when its bounds are constants (a parallel loop
+/// with constant bounds can join a multi-dimensional affine.parallel whose
+/// bounds take no operands).
 static std::optional<int64_t> getConstantBoundsTrip(affine::AffineForOp loop) {
   if (!loop.hasConstantBounds())
     return std::nullopt;
-  return llvm::divideCeil(loop.getConstantUpperBound() -
-                              loop.getConstantLowerBound(),
-                          loop.getStepAsInt());
-}
-
-/// Makes `loop` a parallel loop, together with the proven-parallel loops
-/// perfectly nested under it (all with constant bounds) while their
-/// iterations are fewer than `wanted`: one multi-dimensional affine.parallel.
-static void parallelizeBand(affine::AffineForOp loop, int64_t wanted) {
-  SmallVector<affine::AffineForOp> band = {loop};
-  std::optional<int64_t> trip = getConstantBoundsTrip(loop);
-  int64_t iterations = trip ? *trip : 0;
-  while (trip && iterations < wanted) {
-    Block *body = band.back().getBody();
-    if (body->getOperations().size() != 2)
-      break;
-    auto inner = dyn_cast<affine::AffineForOp>(body->front());
-    if (!inner || !inner->hasAttr(PBDialect::kParallelAttrName))
-      break;
-    trip = getConstantBoundsTrip(inner);
-    if (!trip)
-      break;
-    band.push_back(inner);
-    iterations *= *trip;
-  }
-  for (affine::AffineForOp l : band)
-    l->removeAttr(PBDialect::kParallelAttrName);
-  if (band.size() == 1) {
-    (void)affine::affineParallelize(loop);
-    return;
-  }
-  SmallVector<AffineMap> lbs, ubs;
-  SmallVector<int64_t> steps;
-  for (affine::AffineForOp l : band) {
-    lbs.push_back(l.getLowerBoundMap());
-    ubs.push_back(l.getUpperBoundMap());
-    steps.push_back(l.getStepAsInt());
-  }
-  OpBuilder b(loop);
-  auto par = affine::AffineParallelOp::create(
-      b, loop.getLoc(), TypeRange{}, ArrayRef<arith::AtomicRMWKind>{}, lbs,
-      ValueRange{}, ubs, ValueRange{}, steps);
-  Block *newBody = par.getBody();
-  Block *innermost = band.back().getBody();
-  newBody->getOperations().splice(newBody->begin(), innermost->getOperations(),
-                                  innermost->begin(),
-                                  std::prev(innermost->end()));
-  for (auto [l, iv] : llvm::zip(band, par.getIVs()))
-    l.getInductionVar().replaceAllUsesWith(iv);
-  loop.erase();
+  std::optional<uint64_t> trip = affine::getConstantTripCount(loop);
+  return trip ? std::optional<int64_t>(*trip) : std::nullopt;
 }
 
 /// Merges into the top-level `par` (constant bounds, no reductions) the
-/// parallel loops with constant bounds perfectly nested under it while its
-/// iterations are fewer than `wanted`.
-static void widenParallel(affine::AffineParallelOp par, int64_t wanted) {
+/// loops with constant bounds perfectly nested under it that `joins`
+/// accepts, while its iterations are fewer than `wanted`.
+static void widenParallel(affine::AffineParallelOp par, int64_t wanted,
+                          llvm::function_ref<bool(affine::AffineForOp)> joins) {
   auto constantTrip = [](affine::AffineParallelOp p) -> std::optional<int64_t> {
     if (p.getNumResults())
       return std::nullopt;
@@ -108,7 +65,7 @@ static void widenParallel(affine::AffineParallelOp par, int64_t wanted) {
     auto inner = dyn_cast<affine::AffineForOp>(body->front());
     std::optional<int64_t> innerTrip =
         inner ? getConstantBoundsTrip(inner) : std::nullopt;
-    if (!innerTrip || !affine::isLoopParallel(inner))
+    if (!innerTrip || !joins(inner))
       return;
     SmallVector<AffineMap> lbs, ubs;
     for (unsigned d = 0, e = par.getNumDims(); d < e; ++d) {
@@ -166,8 +123,15 @@ public:
     // until then. Unknown unit counts (CPU cores, known at run time) keep
     // one loop.
     int64_t wanted = levels.front().physicalUnits * kIterationsPerUnit;
-    for (affine::AffineForOp loop : proven)
-      parallelizeBand(loop, wanted);
+    // Nested loops pb-tile proved parallel join them.
+    for (affine::AffineForOp loop : proven) {
+      loop->removeAttr(PBDialect::kParallelAttrName);
+      affine::AffineParallelOp par;
+      if (succeeded(affine::affineParallelize(loop, {}, &par)) && wanted > 0)
+        widenParallel(par, wanted, [](affine::AffineForOp inner) {
+          return inner->hasAttr(PBDialect::kParallelAttrName);
+        });
+    }
     func.walk([](affine::AffineForOp loop) {
       loop->removeAttr(PBDialect::kParallelAttrName);
     });
@@ -187,7 +151,9 @@ public:
         if (auto par = dyn_cast<affine::AffineParallelOp>(op))
           outermost.push_back(par);
       for (affine::AffineParallelOp par : outermost)
-        widenParallel(par, wanted);
+        widenParallel(par, wanted, [](affine::AffineForOp inner) {
+          return affine::isLoopParallel(inner);
+        });
     }
 
     // Iterations of an outermost parallel loop become instances of the level

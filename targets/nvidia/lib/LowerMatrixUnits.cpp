@@ -103,33 +103,37 @@ struct MmaPlan {
 };
 } // namespace
 
-/// The (row, column) of a shared tile that `lane` reads for fragment
-/// register `reg`, relative to the fragment's origin. For ldmatrix, `reg` is
-/// ignored: the lane supplies one row address of 8 consecutive 16-bit
+/// The (row, column) of a shared tile that a lane (d0) reads for fragment
+/// register `reg`, relative to the fragment's origin, as one map used both
+/// to simulate bank conflicts and to generate the reads. For ldmatrix, `reg`
+/// is ignored: the lane supplies one row address of 8 consecutive 16-bit
 /// elements.
-struct Coord {
-  int64_t row, col;
-};
-static Coord fragCoord(Frag frag, bool ldmatrix, int64_t lane, int64_t reg) {
-  int64_t g = lane / 4, t = lane % 4;
+static AffineMap fragMap(Frag frag, bool ldmatrix, int64_t reg,
+                         MLIRContext *ctx) {
+  AffineExpr lane = getAffineDimExpr(0, ctx);
+  auto map = [&](AffineExpr row, AffineExpr col) {
+    return AffineMap::get(1, 0, {row, col}, ctx);
+  };
+  AffineExpr zero = getAffineConstantExpr(0, ctx);
   if (ldmatrix) {
     switch (frag) {
     case Frag::A: // x4: matrices (rows 0-7|8-15) x (cols 0-7|8-15)
-      return {lane % 16, (lane / 16) * 8};
+      return map(lane % 16, lane.floorDiv(16) * 8);
     case Frag::BKMajor: // x2, transposed: k rows 0-15 of one n column block
-      return {lane % 16, 0};
+      return map(lane % 16, zero);
     case Frag::BNMajor: // x2: n rows 0-7, k columns 0-7 | 8-15
-      return {lane % 8, ((lane / 8) % 2) * 8};
+      return map(lane % 8, (lane.floorDiv(8) % 2) * 8);
     }
   }
   // tf32 m16n8k8: a_i = (g + 8 (i%2), t + 4 (i/2)); b_i = (k t + 4i, n g).
+  AffineExpr g = lane.floorDiv(4), t = lane % 4;
   switch (frag) {
   case Frag::A:
-    return {g + 8 * (reg % 2), t + 4 * (reg / 2)};
+    return map(g + 8 * (reg % 2), t + 4 * (reg / 2));
   case Frag::BKMajor:
-    return {t + 4 * reg, g};
+    return map(t + 4 * reg, g);
   case Frag::BNMajor:
-    return {g, t + 4 * reg};
+    return map(g, t + 4 * reg);
   }
   llvm_unreachable("fragment kind");
 }
@@ -156,9 +160,10 @@ static int64_t conflictDegree(Frag frag, const MmaPlan &p, int64_t ld,
     int64_t phases = frag == Frag::A ? 4 : 2;
     for (int64_t phase = 0; phase < phases; ++phase) {
       SmallVector<int64_t> addresses;
+      AffineMap map = fragMap(frag, true, 0, p.elem.getContext());
       for (int64_t lane = phase * 8; lane < phase * 8 + 8; ++lane) {
-        Coord c = fragCoord(frag, true, lane, 0);
-        addresses.push_back((c.row * ld + c.col) * p.elemBytes);
+        SmallVector<int64_t> c = map.compose(ArrayRef<int64_t>{lane});
+        addresses.push_back((c[0] * ld + c[1]) * p.elemBytes);
       }
       total += degree(addresses, 16);
     }
@@ -167,9 +172,10 @@ static int64_t conflictDegree(Frag frag, const MmaPlan &p, int64_t ld,
   int64_t regs = frag == Frag::A ? 4 : 2;
   for (int64_t reg = 0; reg < regs; ++reg) {
     SmallVector<int64_t> addresses;
+    AffineMap map = fragMap(frag, false, reg, p.elem.getContext());
     for (int64_t lane = 0; lane < p.warpSize; ++lane) {
-      Coord c = fragCoord(frag, false, lane, reg);
-      addresses.push_back((c.row * ld + c.col) * p.elemBytes);
+      SmallVector<int64_t> c = map.compose(ArrayRef<int64_t>{lane});
+      addresses.push_back((c[0] * ld + c[1]) * p.elemBytes);
     }
     total += degree(addresses, p.elemBytes);
   }
@@ -368,52 +374,25 @@ Value KernelBuilder::issueStage(Value stage, Value kt) {
 Value KernelBuilder::loadFragment(Frag frag, Value stage, Value row,
                                   Value col) {
   Value tile = frag == Frag::A ? aTile : bTile;
+  // The element of the tile that this lane reads for register `reg`.
+  auto element = [&](int64_t reg) -> SmallVector<Value> {
+    AffineMap map = fragMap(frag, p.ldmatrix, reg, b.getContext());
+    Value r = affine::AffineApplyOp::create(b, map.getSubMap({0}), lane);
+    Value c = affine::AffineApplyOp::create(b, map.getSubMap({1}), lane);
+    return {stage, add(row, r), add(col, c)};
+  };
   if (p.ldmatrix) {
-    // The lane's row address, as in fragCoord.
-    Value laneRow, laneCol;
-    switch (frag) {
-    case Frag::A:
-      laneRow = arith::RemUIOp::create(b, lane, idx(16));
-      laneCol = mul(arith::DivUIOp::create(b, lane, idx(16)), 8);
-      break;
-    case Frag::BKMajor:
-      laneRow = arith::RemUIOp::create(b, lane, idx(16));
-      laneCol = idx(0);
-      break;
-    case Frag::BNMajor:
-      laneRow = arith::RemUIOp::create(b, lane, idx(8));
-      laneCol = mul(arith::RemUIOp::create(
-                        b, arith::DivUIOp::create(b, lane, idx(8)), idx(2)),
-                    8);
-      break;
-    }
     int64_t tiles = frag == Frag::A ? 4 : 2;
     auto type = VectorType::get({tiles, 2}, p.elem);
-    return nvgpu::LdMatrixOp::create(
-        b, type, tile, ValueRange{stage, add(row, laneRow), add(col, laneCol)},
-        /*transpose=*/frag == Frag::BKMajor, tiles);
+    return nvgpu::LdMatrixOp::create(b, type, tile, element(0),
+                                     /*transpose=*/frag == Frag::BKMajor,
+                                     tiles);
   }
-  // tf32: each lane reads its elements (see fragCoord).
-  Value g = arith::DivUIOp::create(b, lane, idx(4));
-  Value t = arith::RemUIOp::create(b, lane, idx(4));
+  // tf32: each lane reads its elements.
   int64_t regs = frag == Frag::A ? 4 : 2;
   SmallVector<Value> values;
-  for (int64_t reg = 0; reg < regs; ++reg) {
-    Value r, c;
-    switch (frag) {
-    case Frag::A:
-      r = add(g, 8 * (reg % 2)), c = add(t, 4 * (reg / 2));
-      break;
-    case Frag::BKMajor:
-      r = add(t, 4 * reg), c = g;
-      break;
-    case Frag::BNMajor:
-      r = g, c = add(t, 4 * reg);
-      break;
-    }
-    values.push_back(memref::LoadOp::create(
-        b, tile, ValueRange{stage, add(row, r), add(col, c)}));
-  }
+  for (int64_t reg = 0; reg < regs; ++reg)
+    values.push_back(memref::LoadOp::create(b, tile, element(reg)));
   return vector::FromElementsOp::create(b, VectorType::get({regs, 1}, p.elem),
                                         values);
 }
@@ -688,18 +667,8 @@ planKernel(linalg::LinalgOp op, const MatrixUnitDesc &unit,
   AffineMap mapB = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
   AffineMap mapC = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   p.ranges = op.getStaticLoopRanges();
-  auto plainDims = [](AffineMap map) -> std::optional<SmallVector<unsigned>> {
-    SmallVector<unsigned> dims;
-    for (AffineExpr e : map.getResults()) {
-      auto d = dyn_cast<AffineDimExpr>(e);
-      if (!d)
-        return std::nullopt;
-      dims.push_back(d.getPosition());
-    }
-    return dims;
-  };
-  std::optional<SmallVector<unsigned>> cDims = plainDims(mapC),
-                                       bDims = plainDims(mapB);
+  std::optional<SmallVector<unsigned>> cDims = getPlainDims(mapC),
+                                       bDims = getPlainDims(mapB);
   if (!cDims || !bDims || cDims->size() < 2 || bDims->size() < 2) {
     why = "operands not indexed as S3 tags them";
     return failure();

@@ -50,6 +50,10 @@ bool isMultiplyAccumulate(linalg::LinalgOp op);
 /// unless the epilogue overwrites it in place.
 linalg::GenericOp findFusableEpilogue(linalg::LinalgOp mac);
 
+/// The loop positions of `map`'s results when every result is a plain loop
+/// index (an operand indexed (d2, d0) gives {2, 0}), else nothing.
+std::optional<llvm::SmallVector<unsigned>> getPlainDims(AffineMap map);
+
 /// Adds stage `stage` ("s1", "s2", "s3" or "host") to `pm`; false for an
 /// unknown stage name.
 /// Ablation switches of the stage pipelines (DESIGN.md section 1).
