@@ -67,6 +67,8 @@ _OPTION_KEYS = {
     "matrix-units": "matrix-units",
     "allow_tf32": "allow-tf32",
     "allow-tf32": "allow-tf32",
+    "warpgroup_units": "warpgroup-units",
+    "warpgroup-units": "warpgroup-units",
     "pipeline": "pipeline",
     "reduce_reduce_fusion": "reduce-reduce-fusion",
     "reduce-reduce-fusion": "reduce-reduce-fusion",

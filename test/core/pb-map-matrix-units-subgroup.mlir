@@ -16,7 +16,7 @@ func.func @f16(%a: memref<256x128xf16>, %b: memref<128x192xf16>, %c: memref<256x
 // -----
 
 // f32 runs on tf32 units only when allowed.
-// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul not on a subgroup-scope unit: f32 operands (tf32 units need allow-tf32)
+// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul not on a subgroup- or warpgroup-scope unit: f32 operands (tf32 units need allow-tf32)
 // CHECK-LABEL: func.func @f32
 // CHECK-NOT: pb.matrix_unit
 // TF32-LABEL: func.func @f32
@@ -47,7 +47,7 @@ func.func @linear(%x: memref<2x50x72xf16>, %w: memref<96x72xf16>, %y: memref<2x5
 // -----
 
 // A indexed (k, m) is not a layout the warp-level kernel reads.
-// EXPLAIN: remark: pb-explain: matrix units: linalg.generic not on a subgroup-scope unit: A's innermost dimension is not its innermost K loop
+// EXPLAIN: remark: pb-explain: matrix units: linalg.generic not on a subgroup- or warpgroup-scope unit: A's innermost dimension is not its innermost K loop
 // CHECK-LABEL: func.func @a_transposed
 // CHECK-NOT: pb.matrix_unit
 func.func @a_transposed(%a: memref<64x32xf16>, %b: memref<64x48xf16>, %c: memref<32x48xf16>) {

@@ -1,10 +1,12 @@
 """Contractions on the NVIDIA tensor cores (pb-nvidia-lower-matrix-units).
 
-Here: the option that lets f32 use tf32 units reaches the compiler, and each
-element type's artifact holds its mma.sync. On a GPU (scripts/device/check):
-f16, bf16 and tf32 matmuls, a batched matmul with an odd K and a linear layer
-(x @ W^T over batch x sequence rows) against PyTorch's own matmul, at odd
-sizes and at 4096^3."""
+Here: the option that lets f32 use tf32 units reaches the compiler, each
+element type's artifact holds its mma.sync (sm80) or wgmma (sm90, the
+chip's largest units; mma.sync with warpgroup_units=False or where wgmma
+cannot read B). On a GPU (scripts/device/check): f16, bf16 and tf32
+matmuls, a batched matmul with an odd K and a linear layer (x @ W^T over
+batch x sequence rows) against PyTorch's own matmul, at odd sizes and at
+4096^3, on either unit family."""
 
 import json
 import struct
@@ -43,10 +45,36 @@ def test_artifact_uses_the_tensor_cores(tmp_path, dtype, options, instruction):
     assert "cp.async" in ptx
 
 
+@pytest.mark.parametrize("dtype,b_transposed,options,instruction", [
+    (torch.float16, False, {}, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"),
+    (torch.bfloat16, True, {}, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"),
+    (torch.float32, True, {"allow_tf32": True},
+     "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"),
+    # wgmma reads 32-bit operands K-major only: B indexed (k, n) -> mma.sync.
+    (torch.float32, False, {"allow_tf32": True},
+     "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"),
+    (torch.float16, False, {"warpgroup_units": False},
+     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+])
+def test_sm90_artifact_uses_the_warpgroup_units(tmp_path, dtype, b_transposed, options,
+                                                instruction):
+    art = polyblocks.compile(matmul_text(256, 256, 128, dtype, 0, b_transposed),
+                             target="nvidia-sm90", options=options, cache=False)
+    ptx = _ptx(art, tmp_path)
+    assert instruction in ptx
+    assert ("wgmma" in ptx) == instruction.startswith("wgmma")
+    assert "cp.async" in ptx
+
+
 def test_f32_stays_off_tf32_units_by_default(tmp_path):
     art = polyblocks.compile(matmul_text(64, 48, 32, torch.float32), target="nvidia-sm80",
                              cache=False)
     assert "mma.sync" not in _ptx(art, tmp_path)
+
+
+# On an sm90 GPU, the warpgroup units (default) and the warp-level ones.
+UNIT_FAMILIES = [pytest.param({}, id="largest"),
+                 pytest.param({"warpgroup_units": False}, id="warp-level")]
 
 
 def _check(dtype, m, n, k, batch=0, b_transposed=False, options=None):
@@ -68,16 +96,20 @@ def _check(dtype, m, n, k, batch=0, b_transposed=False, options=None):
 
 
 @needs_cuda
+@pytest.mark.parametrize("units", UNIT_FAMILIES)
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("m,n,k", [(256, 192, 128), (77, 130, 200), (4096, 4096, 4096)])
-def test_matmul(dtype, m, n, k):
-    _check(dtype, m, n, k)
+def test_matmul(dtype, m, n, k, units):
+    _check(dtype, m, n, k, options=units)
 
 
 @needs_cuda
-@pytest.mark.parametrize("m,n,k", [(96, 200, 64), (4096, 4096, 4096)])
-def test_matmul_tf32(m, n, k):
-    _check(torch.float32, m, n, k, options={"allow_tf32": True})
+@pytest.mark.parametrize("units", UNIT_FAMILIES)
+@pytest.mark.parametrize("m,n,k,b_transposed", [(96, 200, 64, False), (130, 260, 72, True),
+                                                (4096, 4096, 4096, False)])
+def test_matmul_tf32(m, n, k, b_transposed, units):
+    _check(torch.float32, m, n, k, b_transposed=b_transposed,
+           options={"allow_tf32": True, **units})
 
 
 @needs_cuda
@@ -86,8 +118,10 @@ def test_batched_matmul_odd_k():
 
 
 @needs_cuda
-def test_linear_b_transposed():
-    _check(torch.float16, 100, 96, 72, b_transposed=True)
+@pytest.mark.parametrize("units", UNIT_FAMILIES)
+@pytest.mark.parametrize("m,n,k", [(100, 96, 72), (300, 384, 200)])
+def test_linear_b_transposed(m, n, k, units):
+    _check(torch.float16, m, n, k, b_transposed=True, options=units)
 
 
 def test_gpu_bench_lists_its_cases():
@@ -133,13 +167,20 @@ def test_convolution_uses_the_tensor_cores(tmp_path):
     assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in _ptx(art, tmp_path)
 
 
+def test_sm90_convolution_uses_the_warpgroup_units(tmp_path):
+    text = CONV_NHWC.format(n=2, h=16, w=16, c=64, k=128, oh=14, ow=14, s=1, t="f16")
+    art = polyblocks.compile(text, target="nvidia-sm90", cache=False)
+    assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in _ptx(art, tmp_path)
+
+
 @needs_cuda
+@pytest.mark.parametrize("units", UNIT_FAMILIES)
 @pytest.mark.parametrize("n,hw,c,k,stride", [(2, 16, 64, 128, 1), (1, 29, 24, 40, 2)])
-def test_convolution(n, hw, c, k, stride):
+def test_convolution(n, hw, c, k, stride, units):
     torch.manual_seed(0)
     out = (hw - 3) // stride + 1
     text = CONV_NHWC.format(n=n, h=hw, w=hw, c=c, k=k, oh=out, ow=out, s=stride, t="f16")
-    art = polyblocks.compile(text, target="nvidia-auto", cache=False)
+    art = polyblocks.compile(text, target="nvidia-auto", options=units, cache=False)
     x = torch.randn(n, hw, hw, c, device="cuda", dtype=torch.float16)
     f = torch.randn(3, 3, c, k, device="cuda", dtype=torch.float16)
     (y,) = art.run("conv", [x, f])

@@ -92,6 +92,11 @@ static llvm::cl::opt<bool> allowTF32(
     llvm::cl::desc("Let f32 contractions use tf32 matrix units (default off)"),
     llvm::cl::cat(pbCategory));
 
+static llvm::cl::opt<bool> warpgroupUnits(
+    "pb-warpgroup-units", llvm::cl::init(true),
+    llvm::cl::desc("Let S3 choose warpgroup-scope matrix units (default on)"),
+    llvm::cl::cat(pbCategory));
+
 static int unknownTarget(llvm::StringRef name) {
   llvm::errs() << "pb-opt: error: unknown target '" << name
                << "'; valid targets: " << pb::getValidTargetNames() << "\n";
@@ -142,6 +147,7 @@ int main(int argc, char **argv) {
   pipelineOptions.fusion = enableFusion;
   pipelineOptions.matrixUnits = enableMatrixUnits;
   pipelineOptions.allowTF32 = allowTF32;
+  pipelineOptions.warpgroupUnits = warpgroupUnits;
   std::vector<std::string> stages(pipelineStages.begin(), pipelineStages.end());
   for (const std::string &stage : stages) {
     if (!pb::isKnownStage(stage)) {

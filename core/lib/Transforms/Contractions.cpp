@@ -49,6 +49,22 @@ static Value getBaseBuffer(Value value) {
   return value;
 }
 
+std::optional<pb::ElementType> mlir::pb::getTargetElementType(Type type) {
+  if (type.isF32())
+    return ElementType::F32;
+  if (type.isF16())
+    return ElementType::F16;
+  if (type.isBF16())
+    return ElementType::BF16;
+  if (type.isF64())
+    return ElementType::F64;
+  if (type.isInteger(8))
+    return ElementType::I8;
+  if (type.isInteger(32))
+    return ElementType::I32;
+  return std::nullopt;
+}
+
 std::optional<SmallVector<unsigned>> mlir::pb::getPlainDims(AffineMap map) {
   SmallVector<unsigned> dims;
   for (AffineExpr e : map.getResults()) {

@@ -48,22 +48,6 @@ static constexpr int64_t kTileRowVectors = 2;
 /// blocks so that every core gets work and the load balances.
 static constexpr int64_t kMinParallelBlocks = 8;
 
-static std::optional<ElementType> getElementType(Type type) {
-  if (type.isF32())
-    return ElementType::F32;
-  if (type.isF16())
-    return ElementType::F16;
-  if (type.isBF16())
-    return ElementType::BF16;
-  if (type.isF64())
-    return ElementType::F64;
-  if (type.isInteger(8))
-    return ElementType::I8;
-  if (type.isInteger(32))
-    return ElementType::I32;
-  return std::nullopt;
-}
-
 namespace {
 /// How the loops of a contraction play the GEMM roles. M may span several
 /// loops (a convolution's image, oh, ow), flattened in loop order; K is
@@ -557,8 +541,8 @@ public:
 
 private:
   void mapContraction(linalg::LinalgOp op, const ChipDesc &chip);
-  bool tagForSubgroupUnit(linalg::LinalgOp op, const GemmDims &dims,
-                          const ChipDesc &chip);
+  bool tagForCooperativeUnit(linalg::LinalgOp op, const GemmDims &dims,
+                             const ChipDesc &chip);
 };
 } // namespace
 
@@ -579,12 +563,20 @@ static const MatrixUnitDesc *findUnit(const ChipDesc &chip, ElementType a,
   return best;
 }
 
-/// The subgroup-scope unit (a warp's mma) multiplying `a` x `b` into f32
-/// with the largest M x N x K, or null. f32 data runs on tf32 units only
+/// Whether S4 builds a whole kernel around units of `scope`: a subgroup's
+/// (a warp's mma) or, when `warpgroups`, several subgroups' together.
+static bool isCooperativeScope(MatrixScope scope, bool warpgroups) {
+  return scope == MatrixScope::SubgroupScope ||
+         (warpgroups && scope == MatrixScope::WarpgroupScope);
+}
+
+/// The cooperative unit (see isCooperativeScope) multiplying `a` x `b` into
+/// f32 with the largest M x N x K, or null. f32 data runs on tf32 units only
 /// when `allowTF32`.
-static const MatrixUnitDesc *findSubgroupUnit(const ChipDesc &chip,
-                                              ElementType a, ElementType b,
-                                              bool allowTF32) {
+static const MatrixUnitDesc *findCooperativeUnit(const ChipDesc &chip,
+                                                 ElementType a, ElementType b,
+                                                 bool allowTF32,
+                                                 bool warpgroups) {
   if (a != b || a == ElementType::F64)
     return nullptr;
   ElementType want = a;
@@ -595,7 +587,7 @@ static const MatrixUnitDesc *findSubgroupUnit(const ChipDesc &chip,
   }
   const MatrixUnitDesc *best = nullptr;
   for (const MatrixUnitDesc *unit : chip.matrixUnits) {
-    if (unit->scope != MatrixScope::SubgroupScope || unit->aType != want ||
+    if (!isCooperativeScope(unit->scope, warpgroups) || unit->aType != want ||
         unit->bType != want || unit->cType != ElementType::F32)
       continue;
     if (!best || unit->m * unit->n * unit->k > best->m * best->n * best->k)
@@ -695,7 +687,7 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   if (failed(classified))
     return skip(why);
   const GemmDims &dims = *classified;
-  if (tagForSubgroupUnit(op, dims, chip))
+  if (tagForCooperativeUnit(op, dims, chip))
     return;
   auto typeOf = [](Value v) {
     return cast<MemRefType>(v.getType()).getElementType();
@@ -706,9 +698,9 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   for (Value mem : {aMem, bMem, cMem})
     if (!cast<MemRefType>(mem.getType()).getLayout().isIdentity())
       return skip("an operand has a non-identity layout");
-  std::optional<ElementType> at = getElementType(typeOf(aMem));
-  std::optional<ElementType> bt = getElementType(typeOf(bMem));
-  std::optional<ElementType> ct = getElementType(typeOf(cMem));
+  std::optional<ElementType> at = getTargetElementType(typeOf(aMem));
+  std::optional<ElementType> bt = getTargetElementType(typeOf(bMem));
+  std::optional<ElementType> ct = getTargetElementType(typeOf(cMem));
   const MatrixUnitDesc *unit =
       at && bt && ct ? findUnit(chip, *at, *bt, *ct) : nullptr;
   if (!unit)
@@ -804,19 +796,19 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   op->erase();
 }
 
-/// Tags `op` with the chip's subgroup-scope unit for S4 when its operands
+/// Tags `op` with the chip's cooperative unit for S4 when its operands
 /// have the layouts a warp-level kernel reads (see the pass description).
-bool PBMapMatrixUnitsPass::tagForSubgroupUnit(linalg::LinalgOp op,
-                                              const GemmDims &dims,
-                                              const ChipDesc &chip) {
-  bool hasSubgroupUnits = llvm::any_of(chip.matrixUnits, [](auto *unit) {
-    return unit->scope == MatrixScope::SubgroupScope;
+bool PBMapMatrixUnitsPass::tagForCooperativeUnit(linalg::LinalgOp op,
+                                                 const GemmDims &dims,
+                                                 const ChipDesc &chip) {
+  bool hasSubgroupUnits = llvm::any_of(chip.matrixUnits, [&](auto *unit) {
+    return isCooperativeScope(unit->scope, warpgroupUnits);
   });
   if (!hasSubgroupUnits)
     return false;
   auto skip = [&](const Twine &why) {
     explain(op, "matrix units: " + op->getName().getStringRef() +
-                    " not on a subgroup-scope unit: " + why);
+                    " not on a subgroup- or warpgroup-scope unit: " + why);
     return false;
   };
   Value aMem = op.getDpsInputOperand(0)->get();
@@ -885,16 +877,18 @@ bool PBMapMatrixUnitsPass::tagForSubgroupUnit(linalg::LinalgOp op,
       return skip("A depends on the N loop");
 
   auto elementOf = [](Value v) {
-    return getElementType(cast<MemRefType>(v.getType()).getElementType());
+    return getTargetElementType(cast<MemRefType>(v.getType()).getElementType());
   };
   std::optional<ElementType> at = elementOf(aMem), bt = elementOf(bMem),
                              ct = elementOf(cMem);
   const MatrixUnitDesc *unit =
-      at && bt ? findSubgroupUnit(chip, *at, *bt, allowTF32) : nullptr;
+      at && bt ? findCooperativeUnit(chip, *at, *bt, allowTF32, warpgroupUnits)
+               : nullptr;
   if (!unit)
-    return skip(at && *at == ElementType::F32 && !allowTF32
-                    ? "f32 operands (tf32 units need allow-tf32)"
-                    : "no subgroup-scope unit for these element types");
+    return skip(
+        at && *at == ElementType::F32 && !allowTF32
+            ? "f32 operands (tf32 units need allow-tf32)"
+            : "no subgroup- or warpgroup-scope unit for these element types");
   if (!ct || (*ct != ElementType::F32 && *ct != *at))
     return skip("C is neither f32 nor of A's element type");
   op->setAttr(PBDialect::kMatrixUnitAttrName,

@@ -25,6 +25,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 
@@ -49,9 +50,12 @@ static const char *const kS2 =
 static std::string getS3Spec(const pb::PipelineOptions &options) {
   std::string spec;
   if (options.matrixUnits)
-    spec += options.allowTF32 ? "func.func(pb-map-matrix-units{allow-tf32=1}),"
-                              : "func.func(pb-map-matrix-units),";
-  // Contractions left for the target's subgroup-scope matrix units stay
+    spec +=
+        llvm::formatv("func.func(pb-map-matrix-units{{allow-tf32={0} "
+                      "warpgroup-units={1}}),",
+                      options.allowTF32 ? 1 : 0, options.warpgroupUnits ? 1 : 0)
+            .str();
+  // Contractions left for the target's warp-level matrix units stay
   // linalg ops (tagged pb.matrix_unit) for S4; the rest become loops.
   spec += "func.func(pb-lower-to-affine{contractions=1}),canonicalize,"
           "func.func(";

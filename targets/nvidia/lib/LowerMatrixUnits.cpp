@@ -4,8 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// S4 for the contractions that S3 tagged `pb.matrix_unit` with a warp-level
-// unit lowered as NVGPUMmaSync. Each becomes one gpu.launch:
+// S4 for the contractions that S3 tagged `pb.matrix_unit`. The unit's
+// lowering in the chip table picks the kernel: NVGPUMmaSync units get the
+// warp-level kernel below, NVGPUWarpgroupMma units the warpgroup kernel of
+// WarpgroupMma.cpp (same copies, pipeline and stores; a warpgroup unit that
+// cannot take the op falls back to the warp-level units of its types).
+// The warp-level kernel is one gpu.launch:
 //
 //   block b -> (batch, tm, tn): C[m0:+BM, n0:+BN], warps WARPS_M x WARPS_N
 //   shared (dynamic): A [S][BM][BK+padA], B [S][BK][BN+padB] (B indexed
@@ -31,7 +35,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pb/NVIDIA/NVIDIABackend.h"
+#include "MatrixUnitKernel.h"
 
 #include "pb/Dialect/PBDialect.h"
 #include "pb/Target/TargetRegistry.h"
@@ -61,6 +65,7 @@ namespace mlir::pb::nvidia {
 
 using namespace mlir;
 using namespace mlir::pb;
+using namespace mlir::pb::nvidia;
 
 /// Warps of a block, as rows x columns of the block tile. Eight warps keep
 /// two blocks per SM within the register file at the largest tile.
@@ -73,35 +78,6 @@ static constexpr int64_t kUnitStepsPerTile = 2;
 static constexpr int64_t kMaxStages = 3;
 /// Padding candidates, in units of the widest copy.
 static constexpr int64_t kMaxPadUnits = 4;
-
-namespace {
-/// Which shared tile a fragment read addresses, and how.
-enum class Frag { A, BKMajor, BNMajor };
-
-struct MmaPlan {
-  const MatrixUnitDesc *unit = nullptr;
-  Type elem, accType, cElem;
-  int64_t elemBytes = 0;
-  bool ldmatrix = false;
-  // Problem: flat batch, M (flattened M loops), N, K.
-  int64_t batch = 1, m = 0, n = 0, k = 0;
-  /// Loop positions by role, in C's order (batch, M) and B's order (K);
-  /// the flat M and K indices split over them (outermost first).
-  SmallVector<unsigned> batchDims, mDims, kDims;
-  unsigned nDim = 0;
-  SmallVector<int64_t> ranges;
-  bool bKMajor = true;
-  // Tiles.
-  int64_t bm = 0, bn = 0, bk = 0, wm = 0, wn = 0, mi = 0, ni = 0;
-  int64_t stages = 0, warpSize = 0, threads = 0;
-  int64_t tilesM = 0, tilesN = 0, blocks = 0;
-  // Copies: elements per copy (1: element by element), shared strides.
-  int64_t vecA = 0, vecB = 0, maxVec = 0, ldA = 0, ldB = 0;
-  int64_t bytesA = 0, bytesB = 0, sharedBytes = 0;
-  int64_t rowsB() const { return bKMajor ? bk : bn; }
-  int64_t colsB() const { return bKMajor ? bn : bk; }
-};
-} // namespace
 
 /// The (row, column) of a shared tile that a lane (d0) reads for fragment
 /// register `reg`, relative to the fragment's origin, as one map used both
@@ -213,61 +189,6 @@ static int64_t tileSide(int64_t extent, int64_t minimum) {
                              kMaxBlockTile);
 }
 
-namespace {
-class KernelBuilder {
-public:
-  KernelBuilder(linalg::LinalgOp op, const MmaPlan &plan,
-                linalg::GenericOp epilogue)
-      : op(op), p(plan), b(op.getLoc(), op), epilogue(epilogue) {}
-  void build();
-
-private:
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value add(Value x, int64_t y) { return y ? add(x, idx(y)) : x; }
-  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, x, idx(y)); }
-  Value lt(Value x, int64_t y) {
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, idx(y));
-  }
-  Value minU(Value x, int64_t y) {
-    return arith::MinUIOp::create(b, x, idx(y));
-  }
-  /// Splits `flat` over the loops `dims` (outermost first) into `values`.
-  void delinearize(Value flat, ArrayRef<unsigned> dims,
-                   SmallVectorImpl<Value> &values);
-  /// The indices of `operand` at flat M index `row`, flat K index `k` and N
-  /// index `col` (each may be null when the operand does not use it), by
-  /// its indexing map: a convolution's input reads (n, oh * s + kh, ...).
-  SmallVector<Value> indicesOf(OpOperand *operand, Value row, Value k,
-                               Value col);
-  /// Copies one operand's K tile `kt` into `stage`; appends the tokens of
-  /// the unconditional asynchronous copies to `tokens`.
-  void copyTile(Value stage, Value kt, bool isA,
-                SmallVectorImpl<Value> &tokens);
-  /// Copies both operands' K tile `kt` and commits them as one group.
-  Value issueStage(Value stage, Value kt);
-  Value loadFragment(Frag frag, Value stage, Value row, Value col);
-  SmallVector<Value> computeStage(Value stage, ValueRange accs);
-  /// acc + a x b on the unit: nvgpu.mma.sync, or for bf16 (which upstream's
-  /// nvgpu lowering does not type) nvvm.mma.sync on the fragments' 32-bit
-  /// registers.
-  Value mma(Value a, Value b, Value acc);
-  /// Stores `value` (C's type) at C's element (row, col), through the
-  /// epilogue when there is one (into the epilogue's output).
-  void storeResult(Value value, Value row, Value col);
-  /// The (row, col) of C for accumulator element (i, j) of tile (mi, ni).
-  std::pair<Value, Value> cCoord(int64_t mi, int64_t ni, int64_t i, int64_t j);
-
-  linalg::LinalgOp op;
-  const MmaPlan &p;
-  ImplicitLocOpBuilder b;
-  linalg::GenericOp epilogue;
-  Value aMem, bMem, cMem, aTile, bTile;
-  Value tid, lane, warpRow, warpCol, m0, n0;
-  SmallVector<Value> batchIdx;
-};
-} // namespace
-
 void KernelBuilder::delinearize(Value flat, ArrayRef<unsigned> dims,
                                 SmallVectorImpl<Value> &values) {
   for (unsigned d : llvm::reverse(dims.drop_front())) {
@@ -337,7 +258,8 @@ void KernelBuilder::copyTile(Value stage, Value kt, bool isA,
                                : p.bKMajor
                                    ? indicesOf(operand, nullptr, r0, c0)
                                    : indicesOf(operand, nullptr, c0, r0);
-      SmallVector<Value> dst = {stage, r, c};
+      auto [sharedRow, sharedCol] = sharedIndex(isA, r, c);
+      SmallVector<Value> dst = {stage, sharedRow, sharedCol};
       if (vec > 1) {
         Value count = arith::SelectOp::create(b, inside, idx(vec), idx(0));
         UnitAttr bypass = vec * p.elemBytes == 16 ? b.getUnitAttr() : nullptr;
@@ -361,6 +283,27 @@ void KernelBuilder::copyTile(Value stage, Value kt, bool isA,
     b.setInsertionPointToStart(guard.thenBlock());
     copyChunk();
   }
+}
+
+std::pair<Value, Value> KernelBuilder::sharedIndex(bool isA, Value row,
+                                                   Value col) {
+  if (!p.swizzleBytes)
+    return {row, col};
+  // A (k, n)-indexed B: column block col / rowElems holds rows 0 .. BK-1.
+  int64_t rowElems = p.swizzleBytes / p.elemBytes;
+  if (!isA && p.bKMajor) {
+    row = add(mul(arith::DivUIOp::create(b, col, idx(rowElems)), p.bk), row);
+    col = arith::RemUIOp::create(b, col, idx(rowElems));
+  }
+  // Elements per 16-byte chunk; a copy never crosses one (copies are at
+  // most the chip's 16-byte vector, aligned to their width).
+  int64_t chunk = 16 / p.elemBytes;
+  int64_t chunksPerRow = p.swizzleBytes / 16;
+  Value swizzled =
+      arith::XOrIOp::create(b, arith::DivUIOp::create(b, col, idx(chunk)),
+                            arith::RemUIOp::create(b, row, idx(chunksPerRow)));
+  return {row, add(mul(swizzled, chunk),
+                   arith::RemUIOp::create(b, col, idx(chunk)))};
 }
 
 Value KernelBuilder::issueStage(Value stage, Value kt) {
@@ -489,8 +432,8 @@ std::pair<Value, Value> KernelBuilder::cCoord(int64_t mi, int64_t ni, int64_t i,
                                               int64_t j) {
   Value g = arith::DivUIOp::create(b, lane, idx(4));
   Value t = arith::RemUIOp::create(b, lane, idx(4));
-  Value row = add(add(m0, warpRow), add(g, mi * p.unit->m + 8 * i));
-  Value col = add(add(n0, warpCol), add(mul(t, 2), ni * p.unit->n + j));
+  Value row = add(add(m0, warpRow), add(g, mi * kFragM + 8 * i));
+  Value col = add(add(n0, warpCol), add(mul(t, 2), ni * kFragN + j));
   return {row, col};
 }
 
@@ -520,10 +463,10 @@ void KernelBuilder::build() {
   std::reverse(batchIdx.begin(), batchIdx.end());
   m0 = mul(tm, p.bm);
   n0 = mul(tn, p.bn);
-  Value warp = arith::DivUIOp::create(b, tid, idx(p.warpSize));
+  warp = arith::DivUIOp::create(b, tid, idx(p.warpSize));
   lane = arith::RemUIOp::create(b, tid, idx(p.warpSize));
-  warpRow = mul(arith::DivUIOp::create(b, warp, idx(kWarpsN)), p.wm);
-  warpCol = mul(arith::RemUIOp::create(b, warp, idx(kWarpsN)), p.wn);
+  warpRow = mul(arith::DivUIOp::create(b, warp, idx(p.warpsN)), p.wm);
+  warpCol = mul(arith::RemUIOp::create(b, warp, idx(p.warpsN)), p.wn);
 
   // Shared tiles, views of the dynamic shared memory.
   auto space = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
@@ -532,10 +475,25 @@ void KernelBuilder::build() {
                          MemRefLayoutAttrInterface(), space));
   auto aType = MemRefType::get({p.stages, p.bm, p.ldA}, p.elem,
                                MemRefLayoutAttrInterface(), space);
-  auto bType = MemRefType::get({p.stages, p.rowsB(), p.ldB}, p.elem,
+  auto bType = MemRefType::get({p.stages, p.sharedRowsB, p.ldB}, p.elem,
                                MemRefLayoutAttrInterface(), space);
-  aTile = memref::ViewOp::create(b, aType, smem, idx(0), ValueRange{});
-  bTile = memref::ViewOp::create(b, bType, smem, idx(p.bytesA), ValueRange{});
+  // wgmma's swizzle is a function of address bits: its tiles start at an
+  // address aligned to the swizzle pattern (the plan reserved the slack).
+  Value base = idx(0);
+  if (p.alignBytes) {
+    Value address =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, smem).getResult();
+    Value misalignment =
+        arith::RemUIOp::create(b, address, idx(p.alignBytes)).getResult();
+    base = arith::RemUIOp::create(
+        b, arith::SubIOp::create(b, idx(p.alignBytes), misalignment),
+        idx(p.alignBytes));
+    aAddress = add(address, base);
+    bAddress = add(aAddress, p.bytesA);
+  }
+  aTile = memref::ViewOp::create(b, aType, smem, base, ValueRange{});
+  bTile =
+      memref::ViewOp::create(b, bType, smem, add(base, p.bytesA), ValueRange{});
 
   // Accumulators start from C.
   auto accType = VectorType::get({2, 2}, p.accType);
@@ -580,7 +538,10 @@ void KernelBuilder::build() {
   Value token;
   for (int64_t s = 0; s + 1 < p.stages; ++s)
     token = issueStage(idx(s), idx(s));
-  auto loop = scf::ForOp::create(b, idx(0), idx(kTiles), idx(1), accs);
+  SmallVector<Value> iterArgs(accs);
+  if (p.warpgroup)
+    iterArgs = {packAccumulators(accs)};
+  auto loop = scf::ForOp::create(b, idx(0), idx(kTiles), idx(1), iterArgs);
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -588,19 +549,34 @@ void KernelBuilder::build() {
     // Tile kt is in the oldest of the S-1 outstanding groups.
     nvgpu::DeviceAsyncWaitOp::create(b, token,
                                      b.getI32IntegerAttr(p.stages - 2));
+    // wgmma reads shared memory through the async proxy: this thread's
+    // writes (cp.async and stores) are ordered before it by a proxy fence,
+    // everyone's by the barrier.
+    if (p.warpgroup)
+      NVVM::FenceProxyOp::create(
+          b, NVVM::ProxyKind::async_shared,
+          NVVM::SharedSpaceAttr::get(b.getContext(),
+                                     NVVM::SharedSpace::shared_cta));
     gpu::BarrierOp::create(b);
     Value next = add(kt, p.stages - 1);
     issueStage(arith::RemUIOp::create(b, next, idx(p.stages)), next);
     Value stage = arith::RemUIOp::create(b, kt, idx(p.stages));
-    scf::YieldOp::create(b, computeStage(stage, loop.getRegionIterArgs()));
+    if (p.warpgroup)
+      scf::YieldOp::create(
+          b, computeStageWarpgroup(stage, loop.getRegionIterArgs().front()));
+    else
+      scf::YieldOp::create(b, computeStage(stage, loop.getRegionIterArgs()));
   }
   // No copy may be in flight when the block exits.
   nvgpu::DeviceAsyncWaitOp::create(b, token, b.getI32IntegerAttr(0));
 
   // Store the accumulators.
+  SmallVector<Value> results(loop.getResults());
+  if (p.warpgroup)
+    results = unpackAccumulators(results.front());
   for (int64_t i = 0; i < p.mi; ++i)
     for (int64_t j = 0; j < p.ni; ++j) {
-      Value acc = loop.getResult(i * p.ni + j);
+      Value acc = results[i * p.ni + j];
       for (int64_t r = 0; r < 2; ++r)
         for (int64_t c = 0; c < 2; ++c) {
           auto [row, col] = cCoord(i, j, r, c);
@@ -635,14 +611,6 @@ planKernel(linalg::LinalgOp op, const MatrixUnitDesc &unit,
            const MemoryLevelDesc &shared, std::string &why) {
   MmaPlan p;
   p.unit = &unit;
-  if (unit.lowering != MatrixLowering::NVGPUMmaSync) {
-    why = "only mma.sync units are lowered";
-    return failure();
-  }
-  if (unit.m != 16 || (unit.n != 8) || (unit.k != 16 && unit.k != 8)) {
-    why = "the unit's shape has no fragment layout here";
-    return failure();
-  }
   if (!chip.hasFeature("cp-async")) {
     why = "the chip has no asynchronous copies";
     return failure();
@@ -653,8 +621,10 @@ planKernel(linalg::LinalgOp op, const MatrixUnitDesc &unit,
   p.cElem = cast<MemRefType>(cMem.getType()).getElementType();
   p.accType = Float32Type::get(op.getContext());
   p.elemBytes = p.elem.getIntOrFloatBitWidth() / 8;
-  p.ldmatrix = p.elemBytes == 2;
-  if (!(p.ldmatrix ? unit.k == 16 : unit.k == 8 && p.elem.isF32())) {
+  // f32 operands run on tf32 units (S3 tags them only with allow-tf32).
+  std::optional<ElementType> type = getTargetElementType(p.elem);
+  if (!type || !(*type == unit.aType || (*type == ElementType::F32 &&
+                                         unit.aType == ElementType::TF32))) {
     why = "the unit does not match the operands' element type";
     return failure();
   }
@@ -698,9 +668,33 @@ planKernel(linalg::LinalgOp op, const MatrixUnitDesc &unit,
   p.k = product(p.kDims);
   p.n = p.ranges[p.nDim];
   int64_t kLast = p.ranges[p.kDims.back()];
+  p.warpSize = limits.warpSize;
+  p.maxVec = std::max<int64_t>(1, chip.vectorWidthBits / 8 / p.elemBytes);
+  // A chunk of copies must not cross a run of the innermost K loop (the
+  // contiguous dimension of A, and of an n-major B).
+  p.vecA = copyWidth(kLast, p);
+  p.vecB = copyWidth(p.bKMajor ? p.n : kLast, p);
+
+  switch (unit.lowering) {
+  case MatrixLowering::NVGPUWarpgroupMma:
+    if (failed(planWarpgroupKernel(p, chip, limits, why)))
+      return failure();
+    return p;
+  case MatrixLowering::NVGPUMmaSync:
+    break;
+  default:
+    why = "the unit's lowering (" + unit.loweringOp.str() +
+          ") is not one this pass emits";
+    return failure();
+  }
+  if (unit.m != kFragM || unit.n != kFragN || (unit.k != 16 && unit.k != 8)) {
+    why = "the unit's shape has no fragment layout here";
+    return failure();
+  }
+  p.ldmatrix = p.elemBytes == 2;
 
   // Tiles: the block tile covers small problems in one block side.
-  p.warpSize = limits.warpSize;
+  p.warpsN = kWarpsN;
   p.threads = kWarpsM * kWarpsN * p.warpSize;
   if (p.threads > limits.maxThreadsPerBlock) {
     why = "the chip's blocks hold fewer warps than the kernel uses";
@@ -738,16 +732,12 @@ planKernel(linalg::LinalgOp op, const MatrixUnitDesc &unit,
     return failure();
   }
 
-  // Copies and shared tiles.
-  p.maxVec = std::max<int64_t>(1, chip.vectorWidthBits / 8 / p.elemBytes);
-  // A chunk of copies must not cross a run of the innermost K loop (the
-  // contiguous dimension of A, and of an n-major B).
-  p.vecA = copyWidth(kLast, p);
-  p.vecB = copyWidth(p.bKMajor ? p.n : kLast, p);
+  // Shared tiles.
   p.ldA = chooseStride(Frag::A, p, p.bk, shared);
   p.ldB = chooseStride(p.bKMajor ? Frag::BKMajor : Frag::BNMajor, p, p.colsB(),
                        shared);
   p.bytesA = p.bm * p.ldA * p.elemBytes;
+  p.sharedRowsB = p.rowsB();
   p.bytesB = p.rowsB() * p.ldB * p.elemBytes;
   int64_t stageBytes = p.bytesA + p.bytesB;
   p.stages = std::min(kMaxStages, limits.sharedBytesPerBlock / stageBytes);
@@ -798,15 +788,29 @@ public:
                         << "' is not one of " << chip->name << "'s";
         return signalPassFailure();
       }
-      std::string why;
-      FailureOr<MmaPlan> plan =
-          planKernel(op, *unit, *chip, *limits, *shared, why);
-      if (failed(plan)) {
-        // The generic mapping runs it (as loops): slower, still correct.
-        explain(op, "matrix units: " + unit->name + " not used: " + why);
-        continue;
+      // A warpgroup unit that cannot take this op (its operand layouts or
+      // sizes) leaves it to the chip's warp-level units of the same types.
+      SmallVector<const MatrixUnitDesc *> candidates = {unit};
+      if (unit->scope == MatrixScope::WarpgroupScope)
+        for (const MatrixUnitDesc *other : chip->matrixUnits)
+          if (other->scope == MatrixScope::SubgroupScope &&
+              other->aType == unit->aType && other->bType == unit->bType &&
+              other->cType == unit->cType)
+            candidates.push_back(other);
+      FailureOr<MmaPlan> plan = failure();
+      for (const MatrixUnitDesc *candidate : candidates) {
+        std::string why;
+        plan = planKernel(op, *candidate, *chip, *limits, *shared, why);
+        if (succeeded(plan))
+          break;
+        // Without a plan, the generic mapping runs it (as loops): slower,
+        // still correct.
+        explain(op, "matrix units: " + candidate->name + " not used: " + why);
       }
+      if (failed(plan))
+        continue;
       const MmaPlan &p = *plan;
+      unit = p.unit;
       // The epilogue S3 tagged (right after `op`, allocations and constants
       // aside) runs in the kernel's stores; what S2 placed between the two
       // must be defined before the kernel.
@@ -826,18 +830,30 @@ public:
         while (op->getNextNode() != epilogue)
           op->getNextNode()->moveBefore(op);
       KernelBuilder(op, p, epilogue).build();
+      std::string tiling =
+          p.warpgroup
+              ? llvm::formatv("{0} warpgroups of {1}x{2}", p.threads / 128,
+                              p.bm * 128 / p.threads, p.bn)
+                    .str()
+              : llvm::formatv("warp tile {0}x{1} ({2}x{3} units)", p.wm, p.wn,
+                              p.mi, p.ni)
+                    .str();
+      std::string layout =
+          p.warpgroup
+              ? llvm::formatv("{0}-byte swizzled rows", p.swizzleBytes).str()
+              : llvm::formatv("row strides {0}, {1}", p.ldA, p.ldB).str();
       explain(op,
               llvm::formatv(
                   "matrix units: {0} on {1}: batch {2}, MxNxK {3}x{4}x{5}; "
-                  "block tile {6}x{7}x{8} ({9} blocks of {10} threads), warp "
-                  "tile {11}x{12} ({13}x{14} units), {15} stages in {16} B of "
-                  "shared memory (row strides {17}, {18}; B {19}); copies of "
-                  "{20} and {21} elements ({22})",
+                  "block tile {6}x{7}x{8} ({9} blocks of {10} threads), {11}, "
+                  "{12} stages in {13} B of shared memory ({14}; B {15}); "
+                  "copies of {16} and {17} elements ({18})",
                   op->getName(), unit->name, p.batch, p.m, p.n, p.k, p.bm, p.bn,
-                  p.bk, p.blocks, p.threads, p.wm, p.wn, p.mi, p.ni, p.stages,
-                  p.sharedBytes, p.ldA, p.ldB,
-                  p.bKMajor ? "k-major" : "n-major", p.vecA, p.vecB,
-                  p.ldmatrix ? "ldmatrix fragments" : "ld.shared fragments"));
+                  p.bk, p.blocks, p.threads, tiling, p.stages, p.sharedBytes,
+                  layout, p.bKMajor ? "k-major" : "n-major", p.vecA, p.vecB,
+                  p.warpgroup  ? "matrix descriptors"
+                  : p.ldmatrix ? "ldmatrix fragments"
+                               : "ld.shared fragments"));
       if (epilogue) {
         explain(epilogue,
                 llvm::formatv("matrix units: epilogue of {0} ops "

@@ -46,6 +46,9 @@ static std::string getS4Pipeline(const ChipDesc &chip) {
              "convert-vector-to-scf,convert-scf-to-cf,convert-vector-to-llvm,"
              "expand-strided-metadata,lower-affine,"
              "convert-gpu-to-nvvm{{use-bare-ptr-memref-call-conv=1},"
+             // NVVM ops without an LLVM intrinsic (wgmma.mma_async) become
+             // inline PTX.
+             "convert-nvvm-to-llvm,"
              "canonicalize,cse,reconcile-unrealized-casts),"
              "pb-strip-annotations",
              attach)

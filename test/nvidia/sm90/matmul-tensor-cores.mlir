@@ -4,27 +4,43 @@
 // RUN: pb-compile %s --target=nvidia-sm90 --options=allow-tf32=1 -o %t.tf32.pbart
 // RUN: %nvidia_artifact %t.tf32.pbart --plan --ptx | FileCheck %s --check-prefix=TF32
 // RUN: %if ptxas %{ %nvidia_artifact %t.tf32.pbart --ptxas sm_90a | FileCheck %s --check-prefix=PTXAS %}
-// Matmuls through S1-S5 on the tensor cores: f16 (f32 accumulation, f16
-// result) and, with allow-tf32, f32 on tf32 units. The product is one
-// kernel of 256 threads (64 x 64 tiles: 128 x 128 would leave SMs idle)
-// with the operand tiles in dynamic shared memory,
-// filled by cp.async and read by ldmatrix (f16) or ld.shared (tf32).
+// RUN: pb-compile %s --target=nvidia-sm90 --options=warpgroup-units=0 -o %t.warp.pbart
+// RUN: %nvidia_artifact %t.warp.pbart --plan --ptx | FileCheck %s --check-prefix=WARP
+// Matmuls through S1-S5 on the H200's tensor cores. f16 and bf16 run on the
+// chip's largest unit, the warpgroup's wgmma: a kernel of one warpgroup per
+// 64 x 128 block tile (two warpgroups, 128 x 128, would leave SMs idle),
+// operand tiles in 128-byte-swizzled dynamic shared memory filled by
+// cp.async, made visible to wgmma's async proxy by a proxy fence, and read
+// through matrix descriptors: A K-major; B K-major when indexed (n, k)
+// (imm-trans-b 0), MN-major when indexed (k, n) (imm-trans-b 1). f32 with
+// allow-tf32 has B indexed (k, n), which wgmma reads only for 16-bit types:
+// it runs on the warp-level tf32 mma.sync. With warpgroup-units=0, f16 runs
+// on mma.sync as well.
 
 // CHECK: arch sm_90a
 // CHECK: entry mm_f16
 // CHECK: launch mm_f16_kernel grid [{{[0-9]+}}, 1, 1] block [{{[0-9]+}}, 1, 1] shared 0 args [2]
-// CHECK: launch mm_f16_kernel grid [12, 1, 1] block [256, 1, 1] shared 29184 args [2, 0, 1]
+// CHECK: launch mm_f16_kernel grid [8, 1, 1] block [128, 1, 1] shared 74752 args [2, 0, 1]
+// CHECK: entry mm_bf16_bt
+// CHECK: launch mm_bf16_bt_kernel grid [32, 1, 1] block [128, 1, 1] shared 74752 args [2, 0, 1]
 // CHECK: .target sm_90a
+// CHECK: .entry mm_f16_kernel
 // CHECK: .shared .align 16 .b8 __dynamic_shmem__0
 // CHECK: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, {{.*}};
 // CHECK: cp.async.commit_group;
 // CHECK: cp.async.wait_group 1;
-// CHECK: bar.sync 0;
-// CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// CHECK: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
-// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK-NEXT: fence.proxy.async.shared::cta;
+// CHECK-NEXT: bar.sync 0;
+// CHECK: wgmma.fence.sync.aligned;
+// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}, p, 1, 1, 0, 1;
+// CHECK: wgmma.commit_group.sync.aligned;
+// CHECK-NEXT: wgmma.wait_group.sync.aligned 0;
 // CHECK: cp.async.wait_group 0;
 // CHECK: cvt.rn.f16.f32
+// CHECK: st.global.b16
+// CHECK: .entry mm_bf16_bt_kernel
+// CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;
+// CHECK: cvt.rn.bf16.f32
 // CHECK: st.global.b16
 
 // TF32: entry mm_f32
@@ -33,6 +49,12 @@
 // TF32: ld.shared.b32
 // TF32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // TF32: st.global.b32
+
+// WARP: launch mm_f16_kernel grid [12, 1, 1] block [256, 1, 1] shared 29184 args [2, 0, 1]
+// WARP: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// WARP: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
+// WARP: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// WARP-NOT: wgmma
 
 // PTXAS-NOT: error
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
@@ -45,6 +67,18 @@ func.func @mm_f16(%a: tensor<256x128xf16>, %b: tensor<128x192xf16>) -> tensor<25
   %mm = linalg.matmul ins(%a, %b : tensor<256x128xf16>, tensor<128x192xf16>)
                       outs(%acc : tensor<256x192xf16>) -> tensor<256x192xf16>
   return %mm : tensor<256x192xf16>
+}
+
+func.func @mm_bf16_bt(%a: tensor<512x256xbf16>, %b: tensor<512x256xbf16>) -> tensor<512x512xbf16> {
+  %zero = arith.constant 0.0 : bf16
+  %init = tensor.empty() : tensor<512x512xbf16>
+  %acc = linalg.fill ins(%zero : bf16) outs(%init : tensor<512x512xbf16>) -> tensor<512x512xbf16>
+  %mm = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                       affine_map<(m, n, k) -> (n, k)>,
+                                       affine_map<(m, n, k) -> (m, n)>]
+                      ins(%a, %b : tensor<512x256xbf16>, tensor<512x256xbf16>)
+                      outs(%acc : tensor<512x512xbf16>) -> tensor<512x512xbf16>
+  return %mm : tensor<512x512xbf16>
 }
 
 func.func @mm_f32(%a: tensor<96x64xf32>, %b: tensor<64x200xf32>) -> tensor<96x200xf32> {

@@ -1,11 +1,11 @@
 // RUN: pb-opt --target=nvidia-sm90 --pb-allow-tf32 --pb-pipeline=s1,s2,s3 %s | FileCheck %s --check-prefix=S3
 // RUN: pb-opt --target=nvidia-sm90 --pb-allow-tf32 --pb-pipeline=s1,s2,s3,host %s | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s
 // With allow-tf32, S3 leaves the matmul to the H200's tf32 tensor cores: a
-// linalg op tagged pb.matrix_unit (its ReLU epilogue tagged for S4 to
-// fuse). On the host, the reference lowering runs both as loops along with
+// linalg op tagged pb.matrix_unit with the chip's largest tf32 unit, the
+// warpgroup's wgmma (its ReLU epilogue tagged for S4 to fuse). On the host, the reference lowering runs both as loops along with
 // the rest of S3's output and computes C[i][j] = sum_k 1 * 2 = 2 * 64 = 128.
 
-// S3: linalg.matmul {pb.matrix_unit = "MMA_F32_16x8x8_TF32"}
+// S3: linalg.matmul {pb.matrix_unit = "WGMMA_F32_64x128x8_TF32"}
 // S3: linalg.generic {{.*}}pb.matrix_unit_epilogue
 // CHECK: [128, 128, 128
 func.func @matmul(%a: tensor<128x64xf32>, %b: tensor<64x96xf32>) -> tensor<128x96xf32> {

@@ -54,6 +54,10 @@ linalg::GenericOp findFusableEpilogue(linalg::LinalgOp mac);
 /// index (an operand indexed (d2, d0) gives {2, 0}), else nothing.
 std::optional<llvm::SmallVector<unsigned>> getPlainDims(AffineMap map);
 
+/// The target-table element type of an MLIR scalar type (f32, f16, bf16,
+/// f64, i8, i32), else nothing.
+std::optional<ElementType> getTargetElementType(Type type);
+
 /// Adds stage `stage` ("s1", "s2", "s3" or "host") to `pm`; false for an
 /// unknown stage name.
 /// Ablation switches of the stage pipelines (DESIGN.md section 1).
@@ -65,6 +69,9 @@ struct PipelineOptions {
   /// f32 contractions may run on tf32 matrix units (10-bit mantissa
   /// products, f32 accumulation), as PyTorch's allow_tf32 permits.
   bool allowTF32 = false;
+  /// Matrix units issued by several subgroups together (warpgroups) may be
+  /// chosen; off, only warp-level units are.
+  bool warpgroupUnits = true;
 };
 
 /// The stage names addStagePipeline knows, in pipeline order.

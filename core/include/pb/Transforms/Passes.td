@@ -248,20 +248,25 @@ def PBMapMatrixUnitsPass : Pass<"pb-map-matrix-units", "func::FuncOp"> {
     left alone; `--pb-explain` says why. Runs before the remaining linalg
     ops are lowered to affine loops.
 
-    On targets whose matrix units are subgroup-scope (a GPU warp's mma),
-    a contraction with C indexed (batch, M..., N), B (batch, K..., N) or
+    On targets whose matrix units are subgroup-scope (a GPU warp's mma) or
+    warpgroup-scope (several warps issuing one unit together), a contraction with C indexed (batch, M..., N), B (batch, K..., N) or
     (batch, N, K...), A by the batch loops then any affine function of the
     M and K loops ending with B's last K loop (matmuls; channels-last
     convolutions as implicit GEMMs), identity layouts, and
     element types of such a unit (f32 only with `allow-tf32`, on a tf32
     unit; the unit accumulates in f32 while C may be f16/bf16) is not
     lowered here: it is tagged `pb.matrix_unit = "<unit>"` for S4, which
-    builds the warp-level kernel. On the host the tagged op is an ordinary
+    builds the kernel. The unit is the chip's largest (M x N x K) of those
+    scopes for the element types; `warpgroup-units=0` leaves warpgroup-scope
+    units out (S4 also falls back to the warp-level units of the same types
+    when a warpgroup unit cannot take the operands). On the host the tagged op is an ordinary
     linalg op (the reference lowering runs it as loops).
   }];
   let options = [
     Option<"allowTF32", "allow-tf32", "bool", /*default=*/"false",
            "Map f32 contractions onto tf32 units">,
+    Option<"warpgroupUnits", "warpgroup-units", "bool", /*default=*/"true",
+           "Consider warpgroup-scope matrix units">,
   ];
   let dependentDialects = ["scf::SCFDialect", "vector::VectorDialect",
                            "memref::MemRefDialect", "arith::ArithDialect"];
