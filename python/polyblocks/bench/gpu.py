@@ -90,13 +90,18 @@ def cuda_ms(fn, runs: int, warmup: int) -> float:
     return statistics.median(times)
 
 
-# (name, dtype, M, N, K)
+# (name, dtype, M, N, K, B given as (n, k), compile options). On sm90 the
+# default is the warpgroup units (wgmma); "warp-level" rows force mma.sync.
 MATMULS = [
-    ("matmul f16 4096^3", torch.float16, 4096, 4096, 4096),
-    ("matmul bf16 4096^3", torch.bfloat16, 4096, 4096, 4096),
-    ("matmul tf32 4096^3", torch.float32, 4096, 4096, 4096),
-    ("matmul f16 2000x3000x1000", torch.float16, 2000, 3000, 1000),
-    ("matmul f16 77x130x200", torch.float16, 77, 130, 200),
+    ("matmul f16 4096^3", torch.float16, 4096, 4096, 4096, False, {}),
+    ("matmul f16 4096^3 warp-level", torch.float16, 4096, 4096, 4096, False,
+     {"warpgroup_units": False}),
+    ("matmul bf16 4096^3", torch.bfloat16, 4096, 4096, 4096, False, {}),
+    ("linear bf16 4096^3 (x @ W^T)", torch.bfloat16, 4096, 4096, 4096, True, {}),
+    ("matmul tf32 4096^3", torch.float32, 4096, 4096, 4096, False, {}),
+    ("linear tf32 4096^3 (x @ W^T)", torch.float32, 4096, 4096, 4096, True, {}),
+    ("matmul f16 2000x3000x1000", torch.float16, 2000, 3000, 1000, False, {}),
+    ("matmul f16 77x130x200", torch.float16, 77, 130, 200, False, {}),
 ]
 
 # ResNet-50 convolutions (in, out, kernel, stride, spatial size), batch 8.
@@ -109,23 +114,26 @@ CONVS = [
 ]
 
 
-def bench_matmul(name, dtype, m, n, k, args) -> dict:
+def bench_matmul(name, dtype, m, n, k, b_transposed, options, args) -> dict:
     import polyblocks
     row = {"case": name, "baseline": "cublas"}
-    options = {"allow_tf32": True} if dtype == torch.float32 else {}
+    options = dict(options)
+    if dtype == torch.float32:
+        options["allow_tf32"] = True
     t = time.perf_counter()
-    exe = polyblocks.compile(matmul_text(m, n, k, dtype), target="nvidia-auto",
-                             options=options).executable()
+    exe = polyblocks.compile(matmul_text(m, n, k, dtype, 0, b_transposed),
+                             target="nvidia-auto", options=options).executable()
     row["compile_s"] = time.perf_counter() - t
     a = torch.randn(m, k, device="cuda").to(dtype)
-    b = torch.randn(k, n, device="cuda").to(dtype)
+    b = torch.randn(*((n, k) if b_transposed else (k, n)), device="cuda").to(dtype)
+    bm = b.t() if b_transposed else b
     (c,) = exe.run("mm", [a, b])
-    row["error"] = relative_error(c, a.double() @ b.double())
+    row["error"] = relative_error(c, a.double() @ bm.double())
     row["polyblocks_ms"] = cuda_ms(lambda: exe.run("mm", [a, b]), args.runs, args.warmup)
     previous = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = dtype == torch.float32
     try:
-        row["cublas_ms"] = cuda_ms(lambda: torch.matmul(a, b), args.runs, args.warmup)
+        row["cublas_ms"] = cuda_ms(lambda: torch.matmul(a, bm), args.runs, args.warmup)
     finally:
         torch.backends.cuda.matmul.allow_tf32 = previous
     flops = 2.0 * m * n * k
@@ -180,9 +188,9 @@ def cases(args):
     import torch.nn as nn
     from . import models
     result = []
-    for name, dtype, m, n, k in MATMULS:
-        result.append((name, lambda d=dtype, m=m, n=n, k=k, nm=name:
-                       bench_matmul(nm, d, m, n, k, args)))
+    for name, dtype, m, n, k, b_transposed, options in MATMULS:
+        result.append((name, lambda d=dtype, m=m, n=n, k=k, nm=name, bt=b_transposed,
+                       o=options: bench_matmul(nm, d, m, n, k, bt, o, args)))
     for name, cin, cout, kernel, stride, size in CONVS:
         def conv(nm=name, cin=cin, cout=cout, kernel=kernel, stride=stride, size=size):
             module = nn.Conv2d(cin, cout, kernel, stride, kernel // 2, bias=False).cuda().eval()
