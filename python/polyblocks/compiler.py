@@ -67,6 +67,8 @@ _OPTION_KEYS = {
     "matrix-units": "matrix-units",
     "allow_tf32": "allow-tf32",
     "allow-tf32": "allow-tf32",
+    "allow_tf32_convolutions": "allow-tf32-convolutions",
+    "allow-tf32-convolutions": "allow-tf32-convolutions",
     "warpgroup_units": "warpgroup-units",
     "warpgroup-units": "warpgroup-units",
     "pipeline": "pipeline",

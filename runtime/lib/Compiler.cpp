@@ -104,6 +104,8 @@ static pb_status *parseOptions(const char *text, CompileOptions &options) {
       status = boolValue(options.pipeline.matrixUnits);
     else if (key == "allow-tf32")
       status = boolValue(options.pipeline.allowTF32);
+    else if (key == "allow-tf32-convolutions")
+      status = boolValue(options.pipeline.allowTF32Convolutions);
     else if (key == "warpgroup-units")
       status = boolValue(options.pipeline.warpgroupUnits);
     else if (key == "pipeline" &&
@@ -118,7 +120,8 @@ static pb_status *parseOptions(const char *text, CompileOptions &options) {
       status = makeStatus(PB_STATUS_INVALID_ARGUMENT,
                           "unknown option '" + item +
                               "'; known: fusion=0|1, matrix-units=0|1, "
-                              "allow-tf32=0|1, warpgroup-units=0|1, "
+                              "allow-tf32=0|1, allow-tf32-convolutions=0|1, "
+                              "warpgroup-units=0|1, "
                               "pipeline=optimized|reference");
     if (status)
       return status;

@@ -1,6 +1,7 @@
 // RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm80},func.func(pb-map-matrix-units))' | FileCheck %s
 // RUN: pb-opt %s --split-input-file --pb-explain --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm80},func.func(pb-map-matrix-units))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm80},func.func(pb-map-matrix-units{allow-tf32=1}))' | FileCheck %s --check-prefix=TF32
+// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm80},func.func(pb-map-matrix-units{allow-tf32-convolutions=1}))' | FileCheck %s --check-prefix=TF32CONV
 // On a chip whose matrix units are subgroup-scope (a warp's mma.sync),
 // pb-map-matrix-units tags the contractions such a unit can run and leaves
 // them as linalg ops for the target's S4; the others are explained.
@@ -15,8 +16,11 @@ func.func @f16(%a: memref<256x128xf16>, %b: memref<128x192xf16>, %c: memref<256x
 
 // -----
 
-// f32 runs on tf32 units only when allowed.
-// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul not on a subgroup- or warpgroup-scope unit: f32 operands (tf32 units need allow-tf32)
+// f32 runs on tf32 units only when allowed (allow-tf32-convolutions allows
+// convolutions only, as PyTorch's cudnn.allow_tf32 does).
+// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul not on a subgroup- or warpgroup-scope unit: f32 operands (tf32 units need allow-tf32, or allow-tf32-convolutions for a convolution)
+// TF32CONV-LABEL: func.func @f32
+// TF32CONV-NEXT: linalg.matmul ins(
 // CHECK-LABEL: func.func @f32
 // CHECK-NOT: pb.matrix_unit
 // TF32-LABEL: func.func @f32
@@ -73,6 +77,20 @@ func.func @a_transposed(%a: memref<64x32xf16>, %b: memref<64x48xf16>, %c: memref
 func.func @conv(%x: memref<1x10x10x16xf16>, %w: memref<3x3x16x32xf16>, %y: memref<1x8x8x32xf16>) {
   linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
     ins(%x, %w : memref<1x10x10x16xf16>, memref<3x3x16x32xf16>) outs(%y : memref<1x8x8x32xf16>)
+  return
+}
+
+// -----
+
+// An f32 convolution runs on tf32 units with allow-tf32 or
+// allow-tf32-convolutions.
+// TF32-LABEL: func.func @conv_f32
+// TF32: linalg.conv_2d_nhwc_hwcf {{.*}}pb.matrix_unit = "MMA_F32_16x8x8_TF32"
+// TF32CONV-LABEL: func.func @conv_f32
+// TF32CONV: linalg.conv_2d_nhwc_hwcf {{.*}}pb.matrix_unit = "MMA_F32_16x8x8_TF32"
+func.func @conv_f32(%x: memref<1x10x10x16xf32>, %w: memref<3x3x16x32xf32>, %y: memref<1x8x8x32xf32>) {
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<1x10x10x16xf32>, memref<3x3x16x32xf32>) outs(%y : memref<1x8x8x32xf32>)
   return
 }
 

@@ -22,8 +22,10 @@ import tempfile
 
 def read_payload(path):
     data = open(path, "rb").read()
-    # The magic ends where the metadata size begins: find the JSON metadata.
-    start = data.index(b"{") - 8
+    # 8 bytes of magic, then the metadata size (runtime/lib/Artifact.cpp).
+    if data[:8] != b"PBARTIF1":
+        sys.exit("not a PolyBlocks artifact: %r" % path)
+    start = 8
     (meta_size,) = struct.unpack_from("<Q", data, start)
     meta = json.loads(data[start + 8:start + 8 + meta_size])
     offset = start + 8 + meta_size

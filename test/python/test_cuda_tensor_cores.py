@@ -24,7 +24,9 @@ def _ptx(art, tmp_path) -> str:
     path = tmp_path / "a.pbart"
     art.save(path)
     data = path.read_bytes()
-    start = data.index(b"{") - 8
+    # 8 bytes of magic, then the metadata size (runtime/lib/Artifact.cpp).
+    assert data[:8] == b"PBARTIF1"
+    start = 8
     (meta_size,) = struct.unpack_from("<Q", data, start)
     offset = start + 8 + meta_size
     (size,) = struct.unpack_from("<Q", data, offset)
@@ -165,6 +167,16 @@ def test_convolution_uses_the_tensor_cores(tmp_path):
     text = CONV_NHWC.format(n=1, h=10, w=10, c=16, k=32, oh=8, ow=8, s=1, t="f16")
     art = polyblocks.compile(text, target="nvidia-sm80", cache=False)
     assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in _ptx(art, tmp_path)
+
+
+def test_tf32_for_convolutions_only(tmp_path):
+    options = {"allow_tf32_convolutions": True}
+    conv = CONV_NHWC.format(n=1, h=10, w=10, c=16, k=32, oh=8, ow=8, s=1, t="f32")
+    art = polyblocks.compile(conv, target="nvidia-sm80", options=options, cache=False)
+    assert "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32" in _ptx(art, tmp_path)
+    art = polyblocks.compile(matmul_text(64, 48, 32, torch.float32), target="nvidia-sm80",
+                             options=options, cache=False)
+    assert "mma.sync" not in _ptx(art, tmp_path)
 
 
 def test_sm90_convolution_uses_the_warpgroup_units(tmp_path):

@@ -36,6 +36,24 @@ def test_target_must_match_the_device():
         resolve_target("auto", torch.device("meta"))
 
 
+@pytest.mark.parametrize("matmul,cudnn", [(False, True), (True, False), (False, False)])
+def test_tf32_follows_pytorch_flags(matmul, cudnn):
+    from polyblocks.torch.backend import Options
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = matmul
+        torch.backends.cudnn.allow_tf32 = cudnn
+        options = Options().compiler_options("nvidia-sm90")
+        assert options["allow_tf32"] is matmul
+        assert options["allow_tf32_convolutions"] is cudnn
+        # An explicit choice applies to both; CPU targets have no tf32.
+        assert "allow_tf32_convolutions" not in Options(allow_tf32=True).compiler_options(
+            "nvidia-sm90")
+        assert "allow_tf32_convolutions" not in Options().compiler_options("cpu-host")
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
 class MLP(nn.Module):
     def __init__(self, width=64):
         super().__init__()

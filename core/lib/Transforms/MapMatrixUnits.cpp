@@ -881,13 +881,18 @@ bool PBMapMatrixUnitsPass::tagForCooperativeUnit(linalg::LinalgOp op,
   };
   std::optional<ElementType> at = elementOf(aMem), bt = elementOf(bMem),
                              ct = elementOf(cMem);
+  // PyTorch allows tf32 for convolutions and for matmuls separately.
+  bool tf32 =
+      allowTF32 || (allowTF32Convolutions &&
+                    isa<linalg::ConvolutionOpInterface>(op.getOperation()));
   const MatrixUnitDesc *unit =
-      at && bt ? findCooperativeUnit(chip, *at, *bt, allowTF32, warpgroupUnits)
+      at && bt ? findCooperativeUnit(chip, *at, *bt, tf32, warpgroupUnits)
                : nullptr;
   if (!unit)
     return skip(
-        at && *at == ElementType::F32 && !allowTF32
-            ? "f32 operands (tf32 units need allow-tf32)"
+        at && *at == ElementType::F32 && !tf32
+            ? "f32 operands (tf32 units need allow-tf32, or "
+              "allow-tf32-convolutions for a convolution)"
             : "no subgroup- or warpgroup-scope unit for these element types");
   if (!ct || (*ct != ElementType::F32 && *ct != *at))
     return skip("C is neither f32 nor of A's element type");

@@ -53,8 +53,10 @@ class Options:
     freeze:       inference only: parameters and buffers become constants
                   of the compiled code, read once at compile time, and
                   what depends only on them is folded (see freezing.py).
-    allow_tf32:   f32 matmuls may use tf32 tensor cores (NVIDIA targets),
-                  as torch.backends.cuda.matmul.allow_tf32 permits.
+    allow_tf32:   f32 matmuls and convolutions may use tf32 tensor cores
+                  (NVIDIA targets). None (default): as PyTorch allows it,
+                  torch.backends.cuda.matmul.allow_tf32 for matmuls and
+                  torch.backends.cudnn.allow_tf32 for convolutions.
     """
 
     target: str = "auto"
@@ -78,9 +80,13 @@ class Options:
                              f"known: {sorted(names)}")
         return cls(**options)
 
-    def compiler_options(self) -> dict:
-        return {"fusion": self.fusion, "matrix_units": self.matrix_units,
-                "pipeline": self.pipeline, "allow_tf32": self.allow_tf32}
+    def compiler_options(self, target: str = "") -> dict:
+        options = {"fusion": self.fusion, "matrix_units": self.matrix_units,
+                   "pipeline": self.pipeline, "allow_tf32": self.allow_tf32}
+        if self.allow_tf32 is None and target.startswith("nvidia"):
+            options["allow_tf32"] = bool(torch.backends.cuda.matmul.allow_tf32)
+            options["allow_tf32_convolutions"] = bool(torch.backends.cudnn.allow_tf32)
+        return options
 
 
 def graph_device(gm: fx.GraphModule) -> torch.device:
@@ -192,7 +198,7 @@ def compile_graph(gm: fx.GraphModule, opts: Options) -> CompiledGraph:
         return CompiledGraph(emitted, None, device)
     try:
         art = _compiler.compile(emitted.text, target=target,
-                                options=opts.compiler_options())
+                                options=opts.compiler_options(target))
     except PolyBlocksError as e:
         e.mlir = emitted.text  # for debugging
         raise

@@ -69,6 +69,9 @@ struct PipelineOptions {
   /// f32 contractions may run on tf32 matrix units (10-bit mantissa
   /// products, f32 accumulation), as PyTorch's allow_tf32 permits.
   bool allowTF32 = false;
+  /// f32 convolutions (only) may run on tf32 matrix units, as PyTorch's
+  /// torch.backends.cudnn.allow_tf32 permits.
+  bool allowTF32Convolutions = false;
   /// Matrix units issued by several subgroups together (warpgroups) may be
   /// chosen; off, only warp-level units are.
   bool warpgroupUnits = true;

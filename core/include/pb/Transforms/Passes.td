@@ -253,8 +253,8 @@ def PBMapMatrixUnitsPass : Pass<"pb-map-matrix-units", "func::FuncOp"> {
     (batch, N, K...), A by the batch loops then any affine function of the
     M and K loops ending with B's last K loop (matmuls; channels-last
     convolutions as implicit GEMMs), identity layouts, and
-    element types of such a unit (f32 only with `allow-tf32`, on a tf32
-    unit; the unit accumulates in f32 while C may be f16/bf16) is not
+    element types of such a unit (f32 only with `allow-tf32`, or for
+    convolution ops `allow-tf32-convolutions`, on a tf32 unit; the unit accumulates in f32 while C may be f16/bf16) is not
     lowered here: it is tagged `pb.matrix_unit = "<unit>"` for S4, which
     builds the kernel. The unit is the chip's largest (M x N x K) of those
     scopes for the element types; `warpgroup-units=0` leaves warpgroup-scope
@@ -265,6 +265,9 @@ def PBMapMatrixUnitsPass : Pass<"pb-map-matrix-units", "func::FuncOp"> {
   let options = [
     Option<"allowTF32", "allow-tf32", "bool", /*default=*/"false",
            "Map f32 contractions onto tf32 units">,
+    Option<"allowTF32Convolutions", "allow-tf32-convolutions", "bool",
+           /*default=*/"false",
+           "Map f32 convolutions (linalg convolution ops) onto tf32 units">,
     Option<"warpgroupUnits", "warpgroup-units", "bool", /*default=*/"true",
            "Consider warpgroup-scope matrix units">,
   ];
