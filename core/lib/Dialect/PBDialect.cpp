@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "pb/Target/TargetRegistry.h"
 
 #include "mlir/IR/Builders.h"
@@ -55,6 +56,12 @@ LogicalResult PBDialect::verifyOperationAttribute(Operation *op,
     if (!isa<StringAttr>(attr.getValue()) || !isa<linalg::LinalgOp>(op))
       return op->emitError() << "'" << kMatrixUnitAttrName
                              << "' is a string attribute of a linalg op";
+    return success();
+  }
+  if (attr.getName() == kScratchpadAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<memref::AllocOp>(op))
+      return op->emitError() << "'" << kScratchpadAttrName
+                             << "' is a unit attribute of memref.alloc";
     return success();
   }
   if (attr.getName() != kTargetAttrName)

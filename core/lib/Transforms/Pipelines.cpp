@@ -62,7 +62,8 @@ static std::string getS3Spec(const pb::PipelineOptions &options) {
           "func.func(";
   if (options.fusion)
     spec += "pb-affine-fusion,";
-  spec += "pb-tile,pb-mark-parallel,pb-vectorize),canonicalize,cse";
+  spec += "pb-tile,pb-mark-parallel,pb-promote-to-scratchpad,pb-vectorize),"
+          "canonicalize,cse";
   return spec;
 }
 

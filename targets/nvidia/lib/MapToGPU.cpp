@@ -207,7 +207,8 @@ static bool containsParallel(Operation *op) {
 namespace {
 class GPUMapper {
 public:
-  GPUMapper(const LaunchLimits &limits) : limits(limits) {}
+  GPUMapper(const LaunchLimits &limits, int64_t alignment)
+      : limits(limits), alignment(alignment) {}
 
   LogicalResult mapFunction(func::FuncOp func);
 
@@ -224,10 +225,16 @@ private:
   void sinkIntoLaunch(gpu::LaunchOp launch);
 
   const LaunchLimits &limits;
+  /// Alignment of the block's buffers in shared memory (the chip's widest
+  /// vector access).
+  int64_t alignment;
   // State of the launch being built.
   gpu::LaunchOp launch;
   Value threadId;
   int64_t threadCount = 1;
+  /// The launch's dynamic shared memory and the bytes its buffers use.
+  Value dynamicShared;
+  int64_t sharedBytes = 0;
 };
 } // namespace
 
@@ -279,12 +286,28 @@ LogicalResult GPUMapper::makeShared(Operation *alloc) {
              vector::StoreOp>(user))
       return user->emitError("pb-nvidia-map-to-gpu: unsupported use of a "
                              "buffer shared by a block's threads");
-  auto space = gpu::AddressSpaceAttr::get(alloc->getContext(),
-                                          gpu::AddressSpace::Workgroup);
+  // A view of the launch's dynamic shared memory (static shared memory
+  // stops at 48 KiB; the runtime raises the dynamic limit to the chip's).
+  MLIRContext *ctx = alloc->getContext();
+  auto space = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  Location loc = alloc->getLoc();
+  if (!dynamicShared) {
+    OpBuilder b = OpBuilder::atBlockBegin(&launch.getBody().front());
+    dynamicShared = gpu::DynamicSharedMemoryOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, IntegerType::get(ctx, 8),
+                        MemRefLayoutAttrInterface(), space));
+  }
   auto sharedType = MemRefType::get(type.getShape(), type.getElementType(),
                                     MemRefLayoutAttrInterface(), space);
-  BlockArgument shared =
-      launch.addWorkgroupAttribution(sharedType, alloc->getLoc());
+  int64_t bytes = type.getNumElements() *
+                  llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  int64_t offset = llvm::alignTo(sharedBytes, alignment);
+  sharedBytes = offset + bytes;
+  OpBuilder b(alloc);
+  Value shift = arith::ConstantIndexOp::create(b, loc, offset);
+  Value shared = memref::ViewOp::create(b, loc, sharedType, dynamicShared,
+                                        shift, ValueRange{});
   for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
     if (isa<memref::DeallocOp>(user))
       user->erase();
@@ -436,6 +459,8 @@ LogicalResult GPUMapper::mapGrid(scf::ParallelOp grid) {
   Location loc = grid.getLoc();
   launch = createLaunch(b, loc, blocks, threads);
   threadCount = threads;
+  dynamicShared = nullptr;
+  sharedBytes = 0;
   b.setInsertionPoint(launch.getBody().front().getTerminator());
   threadId = launch.getThreadIds().x;
   Value blockId = launch.getBlockIds().x;
@@ -466,6 +491,11 @@ LogicalResult GPUMapper::mapGrid(scf::ParallelOp grid) {
     // The next iteration of the block reuses its shared buffers.
     b.setInsertionPoint(cyclic.getBody()->getTerminator());
     gpu::BarrierOp::create(b, loc);
+  }
+  if (sharedBytes) {
+    b.setInsertionPoint(launch);
+    launch.getDynamicSharedMemorySizeMutable().assign(arith::ConstantOp::create(
+        b, loc, b.getI32IntegerAttr(static_cast<int32_t>(sharedBytes))));
   }
   privatizeAllocations(launch);
   sinkIntoLaunch(launch);
@@ -565,7 +595,7 @@ public:
     FailureOr<LaunchLimits> limits = nvidia::getLaunchLimits(func, *chip);
     if (failed(limits))
       return signalPassFailure();
-    GPUMapper mapper(*limits);
+    GPUMapper mapper(*limits, std::max<int64_t>(1, chip->vectorWidthBits / 8));
     if (failed(mapper.mapFunction(func)))
       return signalPassFailure();
   }

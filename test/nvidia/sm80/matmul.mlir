@@ -3,21 +3,27 @@
 // RUN: %if ptxas %{ %nvidia_artifact %t.pbart --ptxas sm_80 | FileCheck %s --check-prefix=PTXAS %}
 // A matmul through S1-S5 for the A100: the fill and the product each become
 // a kernel; the 4 x 3 tiles of 64 x 64 (both tile loops parallel, merged
-// into the grid loop) are 12 blocks of 1024 threads.
+// into the grid loop) are 12 blocks of 1024 threads. Each block copies its
+// 64 x 128 tile of A and 128 x 64 tile of B into shared memory (S3's
+// pb-promote-to-scratchpad; rows padded by 4 f32: 68608 B of dynamic shared
+// memory), synchronizes, and reads the copies.
 
 // CHECK: arch sm_80
 // CHECK: entry matmul
 // CHECK: launch matmul_kernel grid [1, 1, 1] block [12, 1, 1] shared 0 args [2]
-// CHECK: launch matmul_kernel grid [12, 1, 1] block [1024, 1, 1] shared 0 args [0, 1, 2]
+// CHECK: launch matmul_kernel grid [12, 1, 1] block [1024, 1, 1] shared 68608 args [0, 1, 2]
 // CHECK: .target sm_80
 // CHECK: .entry matmul_kernel
 // CHECK: .minnctapersm 1
 // CHECK: %ctaid.x
 // CHECK: %tid.x
-// CHECK: ld.global
-// CHECK: mul.rn.f32
-// CHECK: add.rn.f32
-// CHECK: st.global
+// CHECK-DAG: ld.global
+// CHECK-DAG: st.shared.b32
+// CHECK-DAG: bar.sync 0;
+// CHECK-DAG: ld.shared.b32
+// CHECK-DAG: mul.rn.f32
+// CHECK-DAG: add.rn.f32
+// CHECK-DAG: st.global
 // PTXAS-NOT: error
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads

@@ -42,6 +42,11 @@ def PB_Dialect : Dialect {
     /// tagged contraction that S4 fuses into the contraction's stores.
     static constexpr ::llvm::StringLiteral kMatrixUnitEpilogueAttrName =
         "pb.matrix_unit_epilogue";
+    /// Unit attribute on a buffer allocation that holds a copy of a tile in
+    /// the target's scratchpad level (set by pb-promote-to-scratchpad; GPU
+    /// S4 places every block-level buffer in shared memory).
+    static constexpr ::llvm::StringLiteral kScratchpadAttrName =
+        "pb.scratchpad";
   }];
 }
 

@@ -330,6 +330,42 @@ def PBMultiLevelTilingPass : Pass<"pb-tile", "func::FuncOp"> {
   let dependentDialects = ["::mlir::affine::AffineDialect"];
 }
 
+def PBPromoteToScratchpadPass
+    : Pass<"pb-promote-to-scratchpad", "func::FuncOp"> {
+  let summary = "Copy tiles that a block reuses into the scratchpad level";
+  let description = [{
+    Stage S3, after pb-mark-parallel. On targets with a scratchpad memory
+    level (GPU shared memory), inside every compute-level parallel loop:
+    for each statement, the tiles of buffers it only reads (affine loads,
+    plain buffers) and reads more often than they have elements are copied
+    into new buffers before the statement, which then reads the copies
+    (upstream's `generateCopyForMemRegion`). When the tiles exceed
+    `occupancy` of the scratchpad's capacity and the statement is a serial
+    loop (a matmul's K tile loop), the statements of its body are tried
+    instead. Rows whose size is a multiple of the scratchpad's banks x bank
+    width are padded by one vector of the chip against bank conflicts. The
+    buffers carry `pb.scratchpad`; copy nests are parallel loops, which the
+    GPU S4 spreads over a block's threads with barriers after them.
+
+    After (a 64 x 64 block tile of C += A x B, one K tile):
+    ```mlir
+    affine.for %k = 0 to 1024 step 64 {
+      %a = memref.alloc() {pb.scratchpad} : memref<64x68xf32>
+      affine.for ... { %v = affine.load %A[...]; affine.store %v, %a[...] }
+      ...
+      affine.for ... { ... affine.load %a[%i - %i0, %kk - %k] ... }
+    }
+    ```
+    Targets without a scratchpad level are left unchanged.
+  }];
+  let options = [
+    Option<"occupancy", "occupancy", "double", "0.5",
+           "fraction of the scratchpad the promoted tiles may fill">,
+  ];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def PBStripAnnotationsPass : Pass<"pb-strip-annotations", "ModuleOp"> {
   let summary = "Remove pb attributes, leaving upstream-only IR";
   let description = [{
