@@ -50,9 +50,10 @@ DTYPES: dict[str, torch.dtype] = {
     "i64": torch.int64,
 }
 
-# Alignment in bytes that NVIDIA kernels assume of their buffers (the widest
-# vector access, 128 bits); PyTorch's CUDA allocations are 512-byte aligned.
-_CUDA_ALIGNMENT = 16
+# Alignment in bytes assumed of buffers by NVIDIA artifacts written before
+# their metadata stated it ("buffer_alignment": the chip's widest vector
+# access). PyTorch's CUDA allocations are 512-byte aligned.
+_LEGACY_CUDA_ALIGNMENT = 16
 
 # Counters, for tests and for `polyblocks.compiler.stats` users.
 stats = {"compiles": 0, "memory_hits": 0, "disk_hits": 0}
@@ -239,6 +240,8 @@ class Executable:
             self.device = torch.device("cuda" if self.cuda else "cpu")
         self._handle = _capi.ExecutableHandle(artifact._handle)
         self._entries = {e["name"]: _EntrySpec(e) for e in artifact.metadata["entries"]}
+        self.alignment = int(artifact.metadata.get("buffer_alignment",
+                                                   _LEGACY_CUDA_ALIGNMENT))
 
     def entry_spec(self, entry: str) -> _EntrySpec:
         try:
@@ -282,9 +285,10 @@ class Executable:
                     f"input {i} of {entry!r} is on {t.device}, the executable runs on "
                     f"{self.device}")
             t = t.detach().resolve_neg().resolve_conj().contiguous()
-            if self.cuda and t.data_ptr() % _CUDA_ALIGNMENT:
-                # GPU kernels copy with 16-byte vector accesses (cp.async):
-                # a view at an unaligned offset is copied to a fresh buffer.
+            if self.cuda and t.data_ptr() % self.alignment:
+                # GPU kernels copy with the chip's widest vector accesses
+                # (cp.async): a view at an offset not aligned to them is
+                # copied to a fresh buffer.
                 t = t.clone()
             keep.append(t)
             ptrs.append(t.data_ptr() if t.numel() else _EMPTY_PTR)

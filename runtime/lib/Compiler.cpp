@@ -223,6 +223,10 @@ pb_status *pbCompile(const char *moduleText, size_t size, const char *target,
         {"vendor", pb::stringifyVendor((*chip)->vendor)},
         {"compiler", pbVersion()},
         {"options", optionsText ? optionsText : ""},
+        // Alignment (bytes) the kernels assume of buffer arguments: the
+        // chip's widest vector access.
+        {"buffer_alignment",
+         std::max<int64_t>(1, (*chip)->vectorWidthBits / 8)},
         {"entries", std::move(entries)}};
     auto artifact = std::make_unique<pb_artifact>();
     artifact->metadata =

@@ -52,6 +52,9 @@ def test_nvidia_sm90_artifact_format():
     assert art.metadata["format"] == "nvidia-ptx+plan"
     assert art.metadata["target"] == "nvidia-sm90"
     assert art.entries == ["softmax"]
+    # The kernels' widest vector access (SM90.td: 128 bits): the executor
+    # copies CUDA views at offsets not aligned to it.
+    assert art.metadata["buffer_alignment"] == 16
 
 
 def test_nvidia_artifact_save_load_keeps_format(tmp_path):
