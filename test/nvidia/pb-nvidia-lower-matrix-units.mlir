@@ -1,5 +1,6 @@
 // RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm80},func.func(pb-nvidia-lower-matrix-units))' | FileCheck %s
 // RUN: pb-opt %s --split-input-file --pb-explain --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm80},func.func(pb-nvidia-lower-matrix-units))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm80},func.func(pb-nvidia-lower-matrix-units,cse))' | FileCheck %s --check-prefix=PERM
 // A contraction tagged for mma.sync becomes one launch: cp.async copies of
 // both operands into multi-buffered dynamic shared memory, a K loop that
 // waits for the oldest group, synchronizes the block, prefetches the next
@@ -144,4 +145,45 @@ func.func @bias_relu(%a: memref<64x64xf16>, %b: memref<64x64xf16>, %bias: memref
   }
   memref.dealloc %c : memref<64x64xf16>
   return %out : memref<64x64xf16>
+}
+
+// -----
+
+// An epilogue that reads C through a permutation of its loops (a
+// convolution's NHWC result into an NCHW output, here a transposing ReLU)
+// past a view of another buffer: each C element (row, col) is stored at the
+// output's (col, row), and the per-row scale is read at C's row.
+// EXPLAIN: remark: pb-explain: matrix units: epilogue of 2 ops fused into the stores of the MMA_F32_16x8x16_F16 kernel
+// CHECK-LABEL: func.func @transposed_epilogue
+// CHECK: memref.collapse_shape
+// CHECK: gpu.launch
+// CHECK: nvgpu.mma.sync
+// CHECK: %[[SCALE:.*]] = memref.load %{{.*}}[%[[ROW:.*]]] : memref<64xf16>
+// CHECK: %[[PRODUCT:.*]] = arith.mulf %{{.*}}, %[[SCALE]] : f16
+// CHECK: %[[RELU:.*]] = arith.maximumf %[[PRODUCT]], %{{.*}} : f16
+// CHECK: memref.store %[[RELU]], %{{.*}}[%{{.*}}, %[[ROW]]] : memref<32x64xf16>
+// CHECK-NOT: linalg.generic
+// After CSE the stores reuse the row and column of C's initial loads: the
+// output is written at (column, row).
+// PERM-LABEL: func.func @transposed_epilogue
+// PERM: memref.load %{{.*}}[%[[R:.*]], %[[C:.*]]] : memref<64x32xf16>
+// PERM: memref.load %{{.*}}[%[[R]]] : memref<64xf16>
+// PERM: memref.store %{{.*}}, %{{.*}}[%[[C]], %[[R]]] : memref<32x64xf16>
+func.func @transposed_epilogue(%a: memref<64x64xf16>, %b: memref<64x32xf16>, %scale: memref<1x64xf16>) -> memref<32x64xf16> {
+  %c = memref.alloc() : memref<64x32xf16>
+  linalg.matmul {pb.matrix_unit = "MMA_F32_16x8x16_F16"} ins(%a, %b : memref<64x64xf16>, memref<64x32xf16>) outs(%c : memref<64x32xf16>)
+  %s = memref.collapse_shape %scale [[0, 1]] : memref<1x64xf16> into memref<64xf16>
+  %out = memref.alloc() : memref<32x64xf16>
+  %zero = arith.constant 0.0 : f16
+  linalg.generic {indexing_maps = [affine_map<(n, m) -> (m, n)>, affine_map<(n, m) -> (m)>, affine_map<(n, m) -> (n, m)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %s : memref<64x32xf16>, memref<64xf16>) outs(%out : memref<32x64xf16>)
+      attrs = {pb.matrix_unit_epilogue} {
+  ^bb0(%x: f16, %y: f16, %o: f16):
+    %p = arith.mulf %x, %y : f16
+    %r = arith.maximumf %p, %zero : f16
+    linalg.yield %r : f16
+  }
+  memref.dealloc %c : memref<64x32xf16>
+  return %out : memref<32x64xf16>
 }

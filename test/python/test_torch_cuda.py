@@ -101,13 +101,43 @@ def test_half_linear_on_cuda():
     assert err < 2e-3
 
 
-@needs_cuda
-def test_cnn_on_cuda():
+def _cnn():
     torch.manual_seed(0)
     model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
                           nn.MaxPool2d(2), nn.Conv2d(8, 16, 3, stride=2, padding=1),
                           nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 5))
-    model = model.eval().cuda()
-    x = torch.randn(2, 3, 32, 32, device="cuda")
-    with torch.no_grad():
-        torch.testing.assert_close(compile_strict(model)(x), model(x), rtol=1e-4, atol=1e-5)
+    with torch.no_grad():  # non-trivial batch-norm statistics
+        model[1].running_mean.uniform_(-0.5, 0.5)
+        model[1].running_var.uniform_(0.5, 2.0)
+    return model.eval().cuda(), torch.randn(2, 3, 32, 32, device="cuda")
+
+
+@needs_cuda
+def test_cnn_on_cuda():
+    model, x = _cnn()
+    saved = torch.backends.cudnn.allow_tf32
+    torch.backends.cudnn.allow_tf32 = False  # f32 throughout, on both sides
+    try:
+        with torch.no_grad():
+            torch.testing.assert_close(compile_strict(model)(x), model(x),
+                                       rtol=1e-4, atol=1e-5)
+    finally:
+        torch.backends.cudnn.allow_tf32 = saved
+
+
+@needs_cuda
+def test_cnn_tf32_on_cuda():
+    # PyTorch's default lets convolutions use tf32: the first convolution
+    # runs on the tf32 tensor cores with its batch norm and ReLU fused into
+    # the kernel's stores (NHWC result into the NCHW output).
+    model, x = _cnn()
+    saved = torch.backends.cudnn.allow_tf32
+    torch.backends.cudnn.allow_tf32 = True
+    try:
+        with torch.no_grad():
+            out = compile_strict(model)(x)
+            ref = model.double()(x.double())
+        err = (out.double() - ref).abs().max().item() / ref.abs().max().item()
+        assert err < 5e-3, f"relative error {err:.2e}"
+    finally:
+        torch.backends.cudnn.allow_tf32 = saved

@@ -76,15 +76,32 @@ std::optional<SmallVector<unsigned>> mlir::pb::getPlainDims(AffineMap map) {
   return dims;
 }
 
-linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac) {
+bool mlir::pb::hasCooperativeMatrixUnits(const ChipDesc &chip) {
+  return llvm::any_of(chip.matrixUnits, [](const MatrixUnitDesc *unit) {
+    return unit->scope == MatrixScope::SubgroupScope ||
+           unit->scope == MatrixScope::WarpgroupScope;
+  });
+}
+
+linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac,
+                                                bool permuted) {
   if (mac.getNumDpsInits() != 1)
     return nullptr;
   Value c = mac.getDpsInitOperand(0)->get();
   auto cType = dyn_cast<MemRefType>(c.getType());
   if (!cType || !cType.getLayout().isIdentity())
     return nullptr;
+  // Between the two: allocations, constants and (with `permuted`) views of
+  // other buffers, which the kernel's builder moves before it.
+  auto isSkippable = [&](Operation *op) {
+    if (isa<memref::AllocOp, arith::ConstantOp>(op))
+      return true;
+    auto view = dyn_cast<ViewLikeOpInterface>(op);
+    return permuted && view && isMemoryEffectFree(op) &&
+           getBaseBuffer(view.getViewSource()) != getBaseBuffer(c);
+  };
   Operation *next = mac->getNextNode();
-  while (next && isa<memref::AllocOp, arith::ConstantOp>(next))
+  while (next && isSkippable(next))
     next = next->getNextNode();
   auto epilogue = dyn_cast_or_null<linalg::GenericOp>(next);
   if (!epilogue || !epilogue.hasPureBufferSemantics() ||
@@ -94,9 +111,10 @@ linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac) {
     return nullptr;
   OpOperand *out = epilogue.getDpsInitOperand(0);
   auto outType = dyn_cast<MemRefType>(out->get().getType());
-  if (!outType || outType.getShape() != cType.getShape() ||
-      !outType.getLayout().isIdentity() ||
-      !epilogue.getMatchingIndexingMap(out).isIdentity())
+  AffineMap outMap = epilogue.getMatchingIndexingMap(out);
+  if (!outType || !outType.getLayout().isIdentity() ||
+      !(permuted ? outMap.isPermutation() : outMap.isIdentity()) ||
+      (!permuted && outType.getShape() != cType.getShape()))
     return nullptr;
   // The kernel writes the epilogue's output while other blocks still read
   // A and B: the output may not share memory with them, through views
@@ -111,14 +129,19 @@ linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac) {
   // overwrites it in place.
   if (out->get() != c && !c.getDefiningOp<memref::AllocOp>())
     return nullptr;
-  // Reads of the result (identity map) and of other buffers (projections,
-  // the innermost loop only as the innermost index).
+  // Reads of the result (identity map; a permutation when `permuted`) and
+  // of other buffers (projections; for vector stores, the innermost loop
+  // only as the innermost index).
   unsigned innermost = epilogue.getNumLoops() - 1;
   int readsOfC = 0;
   for (OpOperand *input : epilogue.getDpsInputOperands()) {
     AffineMap map = epilogue.getMatchingIndexingMap(input);
     if (input->get() == c) {
-      if (!map.isIdentity())
+      if (!(permuted ? map.isPermutation() : map.isIdentity()))
+        return nullptr;
+      // In place, each element must go back where it was read: a block
+      // writing C elsewhere would race with blocks still reading it.
+      if (out->get() == c && map != outMap)
         return nullptr;
       ++readsOfC;
       continue;
@@ -132,6 +155,8 @@ linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac) {
     if (!type || !map.isProjectedPermutation() || input->get() == out->get() ||
         llvm::is_contained(mac->getOperands(), input->get()))
       return nullptr;
+    if (permuted)
+      continue;
     for (unsigned i = 0, e = map.getNumResults(); i + 1 < e; ++i)
       if (map.getDimPosition(i) == innermost)
         return nullptr;

@@ -41,11 +41,15 @@ public:
     // epilogues S3 may fuse into them.
     // With `contractions` (S3), only the ops tagged for the target's S4 stay
     // (pb.matrix_unit contractions and their pb.matrix_unit_epilogue).
+    // GPU tensor-core kernels also take epilogues through permutations.
     llvm::SmallPtrSet<Operation *, 8> kept;
+    const pb::ChipDesc *chip = pb::getTargetChip(getOperation());
+    bool permuted = chip && pb::hasCooperativeMatrixUnits(*chip);
     if (!contractions)
       getOperation().walk([&](linalg::LinalgOp op) {
         if (op.hasPureBufferSemantics() && pb::isMultiplyAccumulate(op))
-          if (linalg::GenericOp epilogue = pb::findFusableEpilogue(op))
+          if (linalg::GenericOp epilogue =
+                  pb::findFusableEpilogue(op, permuted))
             kept.insert(epilogue);
       });
     SmallVector<linalg::LinalgOp> ops;

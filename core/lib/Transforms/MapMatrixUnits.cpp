@@ -900,7 +900,7 @@ bool PBMapMatrixUnitsPass::tagForCooperativeUnit(linalg::LinalgOp op,
               StringAttr::get(op->getContext(), unit->name));
   // An elementwise epilogue (bias, activation) reading the result once goes
   // into the kernel's final stores.
-  if (linalg::GenericOp epilogue = findFusableEpilogue(op)) {
+  if (linalg::GenericOp epilogue = findFusableEpilogue(op, /*permuted=*/true)) {
     epilogue->setAttr(PBDialect::kMatrixUnitEpilogueAttrName,
                       UnitAttr::get(op->getContext()));
     explain(epilogue,

@@ -405,9 +405,24 @@ void KernelBuilder::storeResult(Value value, Value row, Value col) {
     memref::StoreOp::create(b, value, cMem, index);
     return;
   }
-  // The epilogue's loops are C's dimensions (identity output map); its
-  // other inputs are read at their projections of them.
+  // The epilogue reads C through a permutation of its loops: C's index
+  // gives the loops; its other inputs and its output are read and written
+  // at their projections (permutations) of them.
   Block *body = epilogue.getBlock();
+  SmallVector<Value> loops(epilogue.getNumLoops());
+  for (OpOperand *input : epilogue.getDpsInputOperands())
+    if (input->get() == cMem) {
+      AffineMap map = epilogue.getMatchingIndexingMap(input);
+      for (unsigned i = 0, e = map.getNumResults(); i < e; ++i)
+        loops[map.getDimPosition(i)] = index[i];
+    }
+  auto at = [&](OpOperand *operand) {
+    AffineMap map = epilogue.getMatchingIndexingMap(operand);
+    SmallVector<Value> result;
+    for (unsigned i = 0, e = map.getNumResults(); i < e; ++i)
+      result.push_back(loops[map.getDimPosition(i)]);
+    return result;
+  };
   IRMapping mapping;
   for (OpOperand *input : epilogue.getDpsInputOperands()) {
     BlockArgument arg = body->getArgument(input->getOperandNumber());
@@ -415,17 +430,13 @@ void KernelBuilder::storeResult(Value value, Value row, Value col) {
       mapping.map(arg, value);
       continue;
     }
-    AffineMap map = epilogue.getMatchingIndexingMap(input);
-    SmallVector<Value> inputIndex;
-    for (unsigned i = 0, e = map.getNumResults(); i < e; ++i)
-      inputIndex.push_back(index[map.getDimPosition(i)]);
-    mapping.map(arg, memref::LoadOp::create(b, input->get(), inputIndex));
+    mapping.map(arg, memref::LoadOp::create(b, input->get(), at(input)));
   }
   for (Operation &scalarOp : body->without_terminator())
     b.clone(scalarOp, mapping);
   Value result = mapping.lookup(body->getTerminator()->getOperand(0));
-  memref::StoreOp::create(b, result, epilogue.getDpsInitOperand(0)->get(),
-                          index);
+  OpOperand *out = epilogue.getDpsInitOperand(0);
+  memref::StoreOp::create(b, result, out->get(), at(out));
 }
 
 std::pair<Value, Value> KernelBuilder::cCoord(int64_t mi, int64_t ni, int64_t i,
@@ -811,21 +822,13 @@ public:
         continue;
       const MmaPlan &p = *plan;
       unit = p.unit;
-      // The epilogue S3 tagged (right after `op`, allocations and constants
-      // aside) runs in the kernel's stores; what S2 placed between the two
-      // must be defined before the kernel.
-      linalg::GenericOp epilogue;
-      for (Operation *next = op->getNextNode(); next;
-           next = next->getNextNode()) {
-        if (isa<memref::AllocOp, arith::ConstantOp>(next))
-          continue;
-        auto generic = dyn_cast<linalg::GenericOp>(next);
-        if (generic &&
-            generic->hasAttr(PBDialect::kMatrixUnitEpilogueAttrName) &&
-            generic == findFusableEpilogue(op))
-          epilogue = generic;
-        break;
-      }
+      // The epilogue S3 tagged (right after `op`, allocations, constants and
+      // views of other buffers aside) runs in the kernel's stores; what S2
+      // placed between the two must be defined before the kernel.
+      linalg::GenericOp epilogue = findFusableEpilogue(op, /*permuted=*/true);
+      if (epilogue &&
+          !epilogue->hasAttr(PBDialect::kMatrixUnitEpilogueAttrName))
+        epilogue = nullptr;
       if (epilogue)
         while (op->getNextNode() != epilogue)
           op->getNextNode()->moveBefore(op);

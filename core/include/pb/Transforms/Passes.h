@@ -47,8 +47,18 @@ bool isMultiplyAccumulate(linalg::LinalgOp op);
 /// follow `mac` (only allocations and constants between them), read `mac`'s
 /// result buffer with an identity map and write a buffer of the same shape;
 /// nothing else may read that result buffer, and it must be a temporary
-/// unless the epilogue overwrites it in place.
-linalg::GenericOp findFusableEpilogue(linalg::LinalgOp mac);
+/// unless the epilogue overwrites it in place. With `permuted` (kernels that
+/// store element by element, GPU tensor-core kernels), the epilogue may
+/// read the result and write its output through permutations of its loops
+/// (a convolution's NHWC result normalized into an NCHW output), and views
+/// of other buffers (a batch norm's reshaped parameters) may come between.
+linalg::GenericOp findFusableEpilogue(linalg::LinalgOp mac,
+                                      bool permuted = false);
+
+/// Whether `chip` has matrix units that S4 builds whole kernels around
+/// (subgroup- or warpgroup-scope: GPU tensor cores), whose stores take
+/// epilogues through permutations (findFusableEpilogue's `permuted`).
+bool hasCooperativeMatrixUnits(const ChipDesc &chip);
 
 /// The loop positions of `map`'s results when every result is a plain loop
 /// index (an operand indexed (d2, d0) gives {2, 0}), else nothing.
