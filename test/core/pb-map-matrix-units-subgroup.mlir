@@ -119,17 +119,22 @@ func.func @epilogue(%a: memref<64x64xf16>, %b: memref<64x64xf16>, %bias: memref<
 
 // The kernels store element by element, so an epilogue may read the result
 // through a permutation of its loops and write another layout (a
-// convolution's NHWC result into NCHW), past a view of another buffer.
+// convolution's NHWC result into NCHW), past statements independent of the
+// convolution (a view of another buffer, a residual branch's copy), which
+// S4 moves before the kernel.
 // EXPLAIN: remark: pb-explain: matrix units: epilogue of 2 ops left to S4 to fuse into the stores of the MMA_F32_16x8x16_F16 kernel
 // CHECK-LABEL: func.func @nchw_epilogue
 // CHECK: linalg.conv_2d_nhwc_hwcf {{.*}}pb.matrix_unit = "MMA_F32_16x8x16_F16"
 // CHECK: memref.collapse_shape
+// CHECK: linalg.copy
 // CHECK: linalg.generic {{.*}}pb.matrix_unit_epilogue
 func.func @nchw_epilogue(%x: memref<1x10x10x16xf16>, %w: memref<3x3x16x32xf16>, %scale: memref<1x32xf16>, %out: memref<1x32x8x8xf16>) {
   %y = memref.alloc() : memref<1x8x8x32xf16>
   linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
     ins(%x, %w : memref<1x10x10x16xf16>, memref<3x3x16x32xf16>) outs(%y : memref<1x8x8x32xf16>)
   %s = memref.collapse_shape %scale [[0, 1]] : memref<1x32xf16> into memref<32xf16>
+  %residual = memref.alloc() : memref<1x32x8x8xf16>
+  linalg.copy ins(%out : memref<1x32x8x8xf16>) outs(%residual : memref<1x32x8x8xf16>)
   %zero = arith.constant 0.0 : f16
   linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, h, w, c)>, affine_map<(n, c, h, w) -> (c)>, affine_map<(n, c, h, w) -> (n, c, h, w)>],
                   iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
@@ -137,6 +142,31 @@ func.func @nchw_epilogue(%x: memref<1x10x10x16xf16>, %w: memref<3x3x16x32xf16>, 
   ^bb0(%v: f16, %k: f16, %o: f16):
     %p = arith.mulf %v, %k : f16
     %r = arith.maximumf %p, %zero : f16
+    linalg.yield %r : f16
+  }
+  memref.dealloc %y : memref<1x8x8x32xf16>
+  return
+}
+
+// -----
+
+// A statement between the two that writes the convolution's input must
+// stay after it: the epilogue is not fused.
+// CHECK-LABEL: func.func @dependent_between
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}}pb.matrix_unit = "MMA_F32_16x8x16_F16"
+// CHECK: linalg.fill
+// CHECK-NOT: pb.matrix_unit_epilogue
+func.func @dependent_between(%x: memref<1x10x10x16xf16>, %w: memref<3x3x16x32xf16>, %out: memref<1x32x8x8xf16>) {
+  %y = memref.alloc() : memref<1x8x8x32xf16>
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<1x10x10x16xf16>, memref<3x3x16x32xf16>) outs(%y : memref<1x8x8x32xf16>)
+  %zero = arith.constant 0.0 : f16
+  linalg.fill ins(%zero : f16) outs(%x : memref<1x10x10x16xf16>)
+  linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, h, w, c)>, affine_map<(n, c, h, w) -> (n, c, h, w)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%y : memref<1x8x8x32xf16>) outs(%out : memref<1x32x8x8xf16>) {
+  ^bb0(%v: f16, %o: f16):
+    %r = arith.maximumf %v, %zero : f16
     linalg.yield %r : f16
   }
   memref.dealloc %y : memref<1x8x8x32xf16>

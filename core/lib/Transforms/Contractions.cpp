@@ -91,14 +91,45 @@ linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac,
   auto cType = dyn_cast<MemRefType>(c.getType());
   if (!cType || !cType.getLayout().isIdentity())
     return nullptr;
-  // Between the two: allocations, constants and (with `permuted`) views of
-  // other buffers, which the kernel's builder moves before it.
+  // Between the two: allocations, constants and (with `permuted`) any
+  // statement independent of `mac` (views of other buffers, a residual
+  // branch's convolution), which the kernel's builder moves before it: it
+  // neither touches C nor writes A or B, and its effects are all known.
+  Value cBase = getBaseBuffer(c);
+  SmallVector<Value> inputBases;
+  for (Value input : mac.getDpsInputs())
+    inputBases.push_back(getBaseBuffer(input));
+  auto isIndependent = [&](Operation *op) {
+    WalkResult walk = op->walk([&](Operation *nested) {
+      if (auto view = dyn_cast<ViewLikeOpInterface>(nested))
+        if (isMemoryEffectFree(nested))
+          return getBaseBuffer(view.getViewSource()) == cBase
+                     ? WalkResult::interrupt()
+                     : WalkResult::advance();
+      auto effects = dyn_cast<MemoryEffectOpInterface>(nested);
+      if (!effects)
+        return nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>()
+                   ? WalkResult::advance()
+                   : WalkResult::interrupt();
+      SmallVector<MemoryEffects::EffectInstance> instances;
+      effects.getEffects(instances);
+      for (const MemoryEffects::EffectInstance &effect : instances) {
+        Value value = effect.getValue();
+        if (!value)
+          return WalkResult::interrupt();
+        Value base = getBaseBuffer(value);
+        if (base == cBase || (isa<MemoryEffects::Write>(effect.getEffect()) &&
+                              llvm::is_contained(inputBases, base)))
+          return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return !walk.wasInterrupted();
+  };
   auto isSkippable = [&](Operation *op) {
     if (isa<memref::AllocOp, arith::ConstantOp>(op))
       return true;
-    auto view = dyn_cast<ViewLikeOpInterface>(op);
-    return permuted && view && isMemoryEffectFree(op) &&
-           getBaseBuffer(view.getViewSource()) != getBaseBuffer(c);
+    return permuted && isIndependent(op);
   };
   Operation *next = mac->getNextNode();
   while (next && isSkippable(next))

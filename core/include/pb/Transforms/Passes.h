@@ -50,8 +50,10 @@ bool isMultiplyAccumulate(linalg::LinalgOp op);
 /// unless the epilogue overwrites it in place. With `permuted` (kernels that
 /// store element by element, GPU tensor-core kernels), the epilogue may
 /// read the result and write its output through permutations of its loops
-/// (a convolution's NHWC result normalized into an NCHW output), and views
-/// of other buffers (a batch norm's reshaped parameters) may come between.
+/// (a convolution's NHWC result normalized into an NCHW output), and
+/// statements independent of `mac` (not touching its result, not writing
+/// its inputs: a batch norm's reshaped parameters, a residual branch) may
+/// come between, to be moved before it.
 linalg::GenericOp findFusableEpilogue(linalg::LinalgOp mac,
                                       bool permuted = false);
 
