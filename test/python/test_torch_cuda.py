@@ -36,14 +36,23 @@ def test_target_must_match_the_device():
         resolve_target("auto", torch.device("meta"))
 
 
+def _cudnn_tf32(allow: bool):
+    """torch.backends.cudnn.allow_tf32 = allow within the block, other cuDNN
+    flags unchanged (direct assignment is refused once a test suite has
+    called torch.backends.disable_global_flags())."""
+    cudnn = torch.backends.cudnn
+    return cudnn.flags(enabled=cudnn.enabled, benchmark=cudnn.benchmark,
+                       deterministic=cudnn.deterministic, allow_tf32=allow)
+
+
 @pytest.mark.parametrize("matmul,cudnn", [(False, True), (True, False), (False, False)])
 def test_tf32_follows_pytorch_flags(matmul, cudnn):
     from polyblocks.torch.backend import Options
-    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    saved = torch.backends.cuda.matmul.allow_tf32
     try:
         torch.backends.cuda.matmul.allow_tf32 = matmul
-        torch.backends.cudnn.allow_tf32 = cudnn
-        options = Options().compiler_options("nvidia-sm90")
+        with _cudnn_tf32(cudnn):
+            options = Options().compiler_options("nvidia-sm90")
         assert options["allow_tf32"] is matmul
         assert options["allow_tf32_convolutions"] is cudnn
         # An explicit choice applies to both; CPU targets have no tf32.
@@ -51,7 +60,7 @@ def test_tf32_follows_pytorch_flags(matmul, cudnn):
             "nvidia-sm90")
         assert "allow_tf32_convolutions" not in Options().compiler_options("cpu-host")
     finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+        torch.backends.cuda.matmul.allow_tf32 = saved
 
 
 class MLP(nn.Module):
@@ -115,14 +124,9 @@ def _cnn():
 @needs_cuda
 def test_cnn_on_cuda():
     model, x = _cnn()
-    saved = torch.backends.cudnn.allow_tf32
-    torch.backends.cudnn.allow_tf32 = False  # f32 throughout, on both sides
-    try:
-        with torch.no_grad():
-            torch.testing.assert_close(compile_strict(model)(x), model(x),
-                                       rtol=1e-4, atol=1e-5)
-    finally:
-        torch.backends.cudnn.allow_tf32 = saved
+    with _cudnn_tf32(False), torch.no_grad():  # f32 throughout, on both sides
+        torch.testing.assert_close(compile_strict(model)(x), model(x),
+                                   rtol=1e-4, atol=1e-5)
 
 
 @needs_cuda
@@ -131,13 +135,8 @@ def test_cnn_tf32_on_cuda():
     # runs on the tf32 tensor cores with its batch norm and ReLU fused into
     # the kernel's stores (NHWC result into the NCHW output).
     model, x = _cnn()
-    saved = torch.backends.cudnn.allow_tf32
-    torch.backends.cudnn.allow_tf32 = True
-    try:
-        with torch.no_grad():
-            out = compile_strict(model)(x)
-            ref = model.double()(x.double())
-        err = (out.double() - ref).abs().max().item() / ref.abs().max().item()
-        assert err < 5e-3, f"relative error {err:.2e}"
-    finally:
-        torch.backends.cudnn.allow_tf32 = saved
+    with _cudnn_tf32(True), torch.no_grad():
+        out = compile_strict(model)(x)
+        ref = model.double()(x.double())
+    err = (out.double() - ref).abs().max().item() / ref.abs().max().item()
+    assert err < 5e-3, f"relative error {err:.2e}"
