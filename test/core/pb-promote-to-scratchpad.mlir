@@ -5,8 +5,10 @@
 // they have elements are copied into scratchpad buffers before it. The
 // matmul's A and B tiles of one K tile iteration fit (the whole K extent
 // does not): the copies go inside the K loop, rows of 64 f32 (256 bytes, a
-// multiple of 32 banks x 4 bytes) padded by one 16-byte vector. C is written
-// and stays in place. A CPU target (no scratchpad level) is left unchanged.
+// multiple of 32 banks x 4 bytes) padded by one 16-byte vector. Each copy is
+// one flat loop over the tile, innermost dimension fastest, marked
+// pb.parallel (S4 spreads it over the block's threads). C is written and
+// stays in place. A CPU target (no scratchpad level) is left unchanged.
 
 // EXPLAIN: remark: pb-explain: scratchpad: memref<64x68xf32> tile of memref<1024x1024xf32> promoted into 'shared' (17408 B)
 // EXPLAIN: remark: pb-explain: scratchpad: memref<64x68xf32> tile of memref<1024x1024xf32> promoted into 'shared' (17408 B)
@@ -14,12 +16,12 @@
 // CHECK: affine.parallel (%[[I:.*]], %[[J:.*]]) =
 // CHECK: affine.for %[[K:.*]] = 0 to 1024 step 64 {
 // CHECK: %[[TA:.*]] = memref.alloc() {pb.scratchpad} : memref<64x68xf32>
-// CHECK: affine.for %[[R:.*]] = 0 to 64 {
-// CHECK: affine.for %[[C:.*]] = 0 to 64 {
-// CHECK: %[[V:.*]] = affine.load %arg0[%[[R]] + %[[I]], %[[C]] + %[[K]]]
-// CHECK: affine.store %[[V]], %[[TA]][%[[R]], %[[C]]] : memref<64x68xf32>
+// CHECK: affine.for %[[E:.*]] = 0 to 4096 {
+// CHECK: %[[V:.*]] = affine.load %arg0[%[[E]] floordiv 64 + %[[I]], %[[E]] mod 64 + %[[K]]]
+// CHECK: affine.store %[[V]], %[[TA]][%[[E]] floordiv 64, %[[E]] mod 64] : memref<64x68xf32>
+// CHECK: } {pb.parallel}
 // CHECK: %[[TB:.*]] = memref.alloc() {pb.scratchpad} : memref<64x68xf32>
-// CHECK: affine.load %arg1[%{{.*}} + %[[K]], %{{.*}} + %[[J]]]
+// CHECK: affine.load %arg1[%{{.*}} floordiv 64 + %[[K]], %{{.*}} mod 64 + %[[J]]]
 // CHECK: affine.load %[[TA]][%{{.*}} - %[[I]], %{{.*}} - %[[K]]] : memref<64x68xf32>
 // CHECK: affine.load %[[TB]][%{{.*}} - %[[K]], %{{.*}} - %[[J]]] : memref<64x68xf32>
 // CHECK: affine.load %arg2

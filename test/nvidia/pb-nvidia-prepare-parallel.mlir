@@ -12,7 +12,11 @@
 // changes the output.
 
 // VALUES: {{\[\[}}3213,   3016,   3270,
+// The copy of A's tile that pb-promote-to-scratchpad made (one flat loop
+// marked pb.parallel) becomes a thread loop too.
 // CHECK-LABEL: func.func @matmul
+// CHECK: memref.alloc() {pb.scratchpad} : memref<64x132xf32>
+// CHECK-NEXT: affine.parallel (%{{.*}}) = (0) to (8192) {
 // CHECK: affine.parallel (%[[T:.*]]) = (0) to (symbol(%{{.*}})) {
 // CHECK-DAG: %[[COL:.*]] = affine.apply #{{.*}}(%[[T]])[%{{.*}}]
 // CHECK-DAG: %[[ROW:.*]] = affine.apply #{{.*}}(%[[T]])[%{{.*}}]

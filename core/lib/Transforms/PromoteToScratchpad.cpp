@@ -382,26 +382,38 @@ void PBPromoteToScratchpadPass::promote(Operation *op, Promotion &promotion) {
   auto bufferType = MemRefType::get(allocShape, type.getElementType());
   auto alloc = memref::AllocOp::create(b, loc, bufferType);
   alloc->setAttr(PBDialect::kScratchpadAttrName, UnitAttr::get(ctx));
-  // Copy nest: buffer[r...] = memref[base + r...], parallel in every loop.
-  SmallVector<Value> ivs;
-  OpBuilder inner = b;
-  for (unsigned d = 0; d < rank; ++d) {
-    auto loop = affine::AffineForOp::create(inner, loc, 0, shape[d]);
-    ivs.push_back(loop.getInductionVar());
-    inner.setInsertionPoint(loop.getBody()->getTerminator());
-  }
+  // Copy loop: one flat loop over the tile's elements, the innermost
+  // dimension fastest (consecutive iterations read consecutive elements),
+  // buffer[r...] = memref[base + r...] with r the delinearized iteration.
+  // It is marked parallel (each iteration writes its own element of the
+  // fresh buffer), which a block's threads share as one loop.
+  int64_t elements = 1;
+  for (int64_t extent : shape)
+    elements *= extent;
+  auto loop = affine::AffineForOp::create(b, loc, 0, elements);
+  loop->setAttr(PBDialect::kParallelAttrName, UnitAttr::get(ctx));
   {
-    // memref[base_d + r_d]: dims are the copy IVs, then the outer values.
+    OpBuilder inner = OpBuilder::atBlockBegin(loop.getBody());
+    AffineExpr flat = getAffineDimExpr(0, ctx);
+    SmallVector<AffineExpr> position(rank);
+    int64_t stride = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      position[d] =
+          d == 0 ? flat.floorDiv(stride) : flat.floorDiv(stride) % shape[d];
+      stride *= shape[d];
+    }
+    // memref[base_d + r_d]: dims are the flat IV, then the outer values.
     SmallVector<AffineExpr> exprs;
     for (unsigned d = 0; d < rank; ++d)
-      exprs.push_back(getAffineDimExpr(d, ctx) +
-                      baseExprs[d].shiftDims(outer.size(), rank));
-    AffineMap map = AffineMap::get(rank + outer.size(), 0, exprs, ctx);
-    SmallVector<Value> operands(ivs);
+      exprs.push_back(position[d] + baseExprs[d].shiftDims(outer.size(), 1));
+    AffineMap loadMap = AffineMap::get(1 + outer.size(), 0, exprs, ctx);
+    SmallVector<Value> operands = {loop.getInductionVar()};
     operands.append(outer);
     Value value = affine::AffineLoadOp::create(inner, loc, promotion.memref,
-                                               map, operands);
-    affine::AffineStoreOp::create(inner, loc, value, alloc, ivs);
+                                               loadMap, operands);
+    affine::AffineStoreOp::create(inner, loc, value, alloc,
+                                  AffineMap::get(1, 0, position, ctx),
+                                  ValueRange{loop.getInductionVar()});
   }
   b.setInsertionPointAfter(op);
   memref::DeallocOp::create(b, loc, alloc);

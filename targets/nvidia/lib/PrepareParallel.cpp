@@ -12,6 +12,8 @@
 
 #include "pb/NVIDIA/NVIDIABackend.h"
 
+#include "pb/Dialect/PBDialect.h"
+
 #include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
 #include "mlir/Dialect/Affine/LoopUtils.h"
 #include "mlir/Dialect/Affine/Utils.h"
@@ -23,6 +25,15 @@ namespace mlir::pb::nvidia {
 } // namespace mlir::pb::nvidia
 
 using namespace mlir;
+
+/// Whether `loop`'s iterations are independent: proven by upstream's
+/// dependence analysis, or stated by the pass that built the loop
+/// (`pb.parallel`, e.g. pb-promote-to-scratchpad's copies, whose vector
+/// transfers that analysis does not see through).
+static bool isParallel(affine::AffineForOp loop) {
+  return loop->hasAttr(pb::PBDialect::kParallelAttrName) ||
+         affine::isLoopParallel(loop);
+}
 
 /// The single op of `block` besides its terminator, or null.
 static Operation *getSoleOp(Block &block) {
@@ -38,8 +49,7 @@ static void makeThreadLoop(affine::AffineForOp loop) {
   while (affine::getConstantTripCount(band.back())) {
     auto inner = dyn_cast_or_null<affine::AffineForOp>(
         getSoleOp(*band.back().getBody()));
-    if (!inner || !affine::getConstantTripCount(inner) ||
-        !affine::isLoopParallel(inner))
+    if (!inner || !affine::getConstantTripCount(inner) || !isParallel(inner))
       break;
     band.push_back(inner);
   }
@@ -71,7 +81,7 @@ static void makeThreadLoop(affine::AffineForOp loop) {
 static void prepareBlock(Block &block) {
   for (Operation &op : llvm::make_early_inc_range(block)) {
     if (auto loop = dyn_cast<affine::AffineForOp>(op)) {
-      if (affine::isLoopParallel(loop))
+      if (isParallel(loop))
         makeThreadLoop(loop);
       else
         prepareBlock(*loop.getBody());

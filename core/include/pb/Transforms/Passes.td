@@ -344,14 +344,18 @@ def PBPromoteToScratchpadPass
     loop (a matmul's K tile loop), the statements of its body are tried
     instead. Rows whose size is a multiple of the scratchpad's banks x bank
     width are padded by one vector of the chip against bank conflicts. The
-    buffers carry `pb.scratchpad`; copy nests are parallel loops, which the
-    GPU S4 spreads over a block's threads with barriers after them.
+    buffers carry `pb.scratchpad`; each copy is one flat loop over the
+    tile (innermost dimension fastest) marked `pb.parallel`, which the GPU
+    S4 spreads over a block's threads with a barrier after it.
 
     After (a 64 x 64 block tile of C += A x B, one K tile):
     ```mlir
     affine.for %k = 0 to 1024 step 64 {
       %a = memref.alloc() {pb.scratchpad} : memref<64x68xf32>
-      affine.for ... { %v = affine.load %A[...]; affine.store %v, %a[...] }
+      affine.for %e = 0 to 4096 {
+        %v = affine.load %A[%e floordiv 64 + %i0, %e mod 64 + %k]
+        affine.store %v, %a[%e floordiv 64, %e mod 64]
+      } {pb.parallel}
       ...
       affine.for ... { ... affine.load %a[%i - %i0, %kk - %k] ... }
     }
