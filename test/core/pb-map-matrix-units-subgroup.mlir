@@ -172,3 +172,28 @@ func.func @dependent_between(%x: memref<1x10x10x16xf16>, %w: memref<3x3x16x32xf1
   memref.dealloc %y : memref<1x8x8x32xf16>
   return
 }
+
+// -----
+
+// Nor may the deallocation of the convolution's input move before it.
+// CHECK-LABEL: func.func @input_freed_between
+// CHECK: linalg.conv_2d_nhwc_hwcf {{.*}}pb.matrix_unit = "MMA_F32_16x8x16_F16"
+// CHECK: memref.dealloc
+// CHECK-NOT: pb.matrix_unit_epilogue
+func.func @input_freed_between(%w: memref<3x3x16x32xf16>, %out: memref<1x32x8x8xf16>) {
+  %x = memref.alloc() : memref<1x10x10x16xf16>
+  %y = memref.alloc() : memref<1x8x8x32xf16>
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<1x10x10x16xf16>, memref<3x3x16x32xf16>) outs(%y : memref<1x8x8x32xf16>)
+  memref.dealloc %x : memref<1x10x10x16xf16>
+  %zero = arith.constant 0.0 : f16
+  linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, h, w, c)>, affine_map<(n, c, h, w) -> (n, c, h, w)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%y : memref<1x8x8x32xf16>) outs(%out : memref<1x32x8x8xf16>) {
+  ^bb0(%v: f16, %o: f16):
+    %r = arith.maximumf %v, %zero : f16
+    linalg.yield %r : f16
+  }
+  memref.dealloc %y : memref<1x8x8x32xf16>
+  return
+}

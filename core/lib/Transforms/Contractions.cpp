@@ -94,7 +94,8 @@ linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac,
   // Between the two: allocations, constants and (with `permuted`) any
   // statement independent of `mac` (views of other buffers, a residual
   // branch's convolution), which the kernel's builder moves before it: it
-  // neither touches C nor writes A or B, and its effects are all known.
+  // neither touches C nor writes or frees A or B (bufferization places A's
+  // deallocation right after its last use), and its effects are all known.
   Value cBase = getBaseBuffer(c);
   SmallVector<Value> inputBases;
   for (Value input : mac.getDpsInputs())
@@ -118,7 +119,8 @@ linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac,
         if (!value)
           return WalkResult::interrupt();
         Value base = getBaseBuffer(value);
-        if (base == cBase || (isa<MemoryEffects::Write>(effect.getEffect()) &&
+        if (base == cBase || (isa<MemoryEffects::Write, MemoryEffects::Free>(
+                                  effect.getEffect()) &&
                               llvm::is_contained(inputBases, base)))
           return WalkResult::interrupt();
       }
