@@ -103,6 +103,33 @@ def PBConvToChannelsLastPass
   let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
 }
 
+def PBFoldTransposesPass : Pass<"pb-fold-transposes", "func::FuncOp"> {
+  let summary = "Fold a transpose of B into the matmul that reads it, on "
+                "chips with warp- or warpgroup-scope matrix units";
+  let description = [{
+    Stage S1, after elementwise fusion. On chips whose matrix units are
+    subgroup- or warpgroup-scope (GPU tensor cores, which read B either as
+    (k, n) or (n, k)), a `linalg.matmul` or `linalg.batch_matmul` whose B
+    is a `linalg.transpose` of its last two dimensions becomes a
+    `linalg.generic` reading the transpose's input with the swapped map;
+    the transpose disappears when nothing else uses it (a linear layer's
+    weight no longer transposed on every call).
+
+    ```mlir
+    %t = linalg.transpose ins(%w : tensor<96x64xf32>) outs(%e) permutation = [1, 0]
+    %c = linalg.matmul ins(%x, %t : ...) outs(%acc : ...)
+    ->
+    %c = linalg.generic {indexing_maps = [(m, n, k) -> (m, k),
+                                          (m, n, k) -> (n, k),
+                                          (m, n, k) -> (m, n)], ...}
+           ins(%x, %w : ...) outs(%acc : ...)
+    ```
+    Other chips (CPUs, whose micro-kernel wants N innermost in B) are left
+    unchanged.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
 def PBDecomposeAggregatesPass
     : InterfacePass<"pb-decompose-aggregates", "mlir::FunctionOpInterface"> {
   let summary = "Decompose composite linalg ops into their primitive ops";
