@@ -50,11 +50,6 @@ DTYPES: dict[str, torch.dtype] = {
     "i64": torch.int64,
 }
 
-# Alignment in bytes assumed of buffers by NVIDIA artifacts written before
-# their metadata stated it ("buffer_alignment": the chip's widest vector
-# access). PyTorch's CUDA allocations are 512-byte aligned.
-_LEGACY_CUDA_ALIGNMENT = 16
-
 # Counters, for tests and for `polyblocks.compiler.stats` users.
 stats = {"compiles": 0, "memory_hits": 0, "disk_hits": 0}
 
@@ -240,8 +235,11 @@ class Executable:
             self.device = torch.device("cuda" if self.cuda else "cpu")
         self._handle = _capi.ExecutableHandle(artifact._handle)
         self._entries = {e["name"]: _EntrySpec(e) for e in artifact.metadata["entries"]}
-        self.alignment = int(artifact.metadata.get("buffer_alignment",
-                                                   _LEGACY_CUDA_ALIGNMENT))
+        # Bytes the kernels assume buffers aligned to (the chip's widest
+        # vector access); None for artifacts saved before the metadata
+        # stated it.
+        alignment = artifact.metadata.get("buffer_alignment")
+        self.alignment = int(alignment) if alignment else None
 
     def entry_spec(self, entry: str) -> _EntrySpec:
         try:
@@ -285,10 +283,12 @@ class Executable:
                     f"input {i} of {entry!r} is on {t.device}, the executable runs on "
                     f"{self.device}")
             t = t.detach().resolve_neg().resolve_conj().contiguous()
-            if self.cuda and t.data_ptr() % self.alignment:
+            if self.cuda and (t.data_ptr() % self.alignment if self.alignment
+                              else t.storage_offset() != 0):
                 # GPU kernels copy with the chip's widest vector accesses
                 # (cp.async): a view at an offset not aligned to them is
-                # copied to a fresh buffer.
+                # copied to a fresh buffer (any view, when the artifact does
+                # not say; allocations themselves are aligned).
                 t = t.clone()
             keep.append(t)
             ptrs.append(t.data_ptr() if t.numel() else _EMPTY_PTR)

@@ -49,6 +49,21 @@ static Value getBaseBuffer(Value value) {
   return value;
 }
 
+SmallVector<Value> mlir::pb::applyIndexingMap(OpBuilder &b, Location loc,
+                                              AffineMap map,
+                                              ValueRange operands) {
+  SmallVector<Value> result;
+  for (unsigned i = 0, e = map.getNumResults(); i < e; ++i) {
+    if (auto dim = dyn_cast<AffineDimExpr>(map.getResult(i))) {
+      result.push_back(operands[dim.getPosition()]);
+      continue;
+    }
+    result.push_back(
+        affine::AffineApplyOp::create(b, loc, map.getSubMap({i}), operands));
+  }
+  return result;
+}
+
 std::optional<pb::ElementType> mlir::pb::getTargetElementType(Type type) {
   if (type.isF32())
     return ElementType::F32;

@@ -88,16 +88,7 @@ private:
     SmallVector<Value> operands;
     for (Value v : loops)
       operands.push_back(v ? v : idx(0));
-    SmallVector<Value> result;
-    for (unsigned i = 0, e = map.getNumResults(); i < e; ++i) {
-      if (auto dim = dyn_cast<AffineDimExpr>(map.getResult(i))) {
-        result.push_back(operands[dim.getPosition()]);
-        continue;
-      }
-      result.push_back(
-          affine::AffineApplyOp::create(b, map.getSubMap({i}), operands));
-    }
-    return result;
+    return applyIndexingMap(b, b.getLoc(), map, operands);
   }
   /// Sets the M loops of `loops` from a flattened row index.
   void setRow(SmallVector<Value> &loops, Value row) {
@@ -801,10 +792,10 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
 bool PBMapMatrixUnitsPass::tagForCooperativeUnit(linalg::LinalgOp op,
                                                  const GemmDims &dims,
                                                  const ChipDesc &chip) {
-  bool hasSubgroupUnits = llvm::any_of(chip.matrixUnits, [&](auto *unit) {
+  bool hasCooperativeUnits = llvm::any_of(chip.matrixUnits, [&](auto *unit) {
     return isCooperativeScope(unit->scope, warpgroupUnits);
   });
-  if (!hasSubgroupUnits)
+  if (!hasCooperativeUnits)
     return false;
   auto skip = [&](const Twine &why) {
     explain(op, "matrix units: " + op->getName().getStringRef() +

@@ -211,17 +211,8 @@ SmallVector<Value> KernelBuilder::indicesOf(OpOperand *operand, Value row,
   for (Value &v : loops)
     if (!v)
       v = idx(0);
-  AffineMap map = op.getMatchingIndexingMap(operand);
-  SmallVector<Value> result;
-  for (unsigned i = 0, e = map.getNumResults(); i < e; ++i) {
-    if (auto dim = dyn_cast<AffineDimExpr>(map.getResult(i))) {
-      result.push_back(loops[dim.getPosition()]);
-      continue;
-    }
-    result.push_back(
-        affine::AffineApplyOp::create(b, map.getSubMap({i}), loops));
-  }
-  return result;
+  return applyIndexingMap(b, b.getLoc(), op.getMatchingIndexingMap(operand),
+                          loops);
 }
 
 void KernelBuilder::copyTile(Value stage, Value kt, bool isA,
@@ -714,17 +705,13 @@ planKernel(linalg::LinalgOp op, const MatrixUnitDesc &unit,
   int64_t minM = kWarpsM * unit.m, minN = kWarpsN * unit.n;
   p.bm = tileSide(p.m, minM);
   p.bn = tileSide(p.n, minN);
-  auto countBlocks = [&]() -> int64_t {
-    return p.batch * static_cast<int64_t>(llvm::divideCeil(p.m, p.bm) *
-                                          llvm::divideCeil(p.n, p.bn));
-  };
   // Fewer blocks than SMs leaves SMs idle: halve the larger tile side
   // until every SM has a block, keeping 2 x 2 units per warp (fragments
   // reused twice).
   int64_t sms =
       chip.computeLevels.empty() ? 0 : chip.computeLevels.front().physicalUnits;
   int64_t floorM = std::min(p.bm, 2 * minM), floorN = std::min(p.bn, 2 * minN);
-  while (countBlocks() < sms && (p.bm > floorM || p.bn > floorN)) {
+  while (p.countBlocks() < sms && (p.bm > floorM || p.bn > floorN)) {
     if (p.bn > floorN && (p.bn >= p.bm || p.bm <= floorM))
       p.bn /= 2;
     else
@@ -735,13 +722,6 @@ planKernel(linalg::LinalgOp op, const MatrixUnitDesc &unit,
   p.wn = p.bn / kWarpsN;
   p.mi = p.wm / unit.m;
   p.ni = p.wn / unit.n;
-  p.tilesM = llvm::divideCeil(p.m, p.bm);
-  p.tilesN = llvm::divideCeil(p.n, p.bn);
-  p.blocks = countBlocks();
-  if (p.blocks > limits.maxBlocksPerGrid) {
-    why = "more blocks than the chip's grid holds";
-    return failure();
-  }
 
   // Shared tiles.
   p.ldA = chooseStride(Frag::A, p, p.bk, shared);
@@ -750,16 +730,33 @@ planKernel(linalg::LinalgOp op, const MatrixUnitDesc &unit,
   p.bytesA = p.bm * p.ldA * p.elemBytes;
   p.sharedRowsB = p.rowsB();
   p.bytesB = p.rowsB() * p.ldB * p.elemBytes;
+  if (failed(finishPlan(p, limits, kMaxStages, why)))
+    return failure();
+  return p;
+}
+
+LogicalResult mlir::pb::nvidia::finishPlan(MmaPlan &p,
+                                           const LaunchLimits &limits,
+                                           int64_t maxStages,
+                                           std::string &why) {
+  p.tilesM = llvm::divideCeil(p.m, p.bm);
+  p.tilesN = llvm::divideCeil(p.n, p.bn);
+  p.blocks = p.countBlocks();
+  if (p.blocks > limits.maxBlocksPerGrid) {
+    why = "more blocks than the chip's grid holds";
+    return failure();
+  }
   int64_t stageBytes = p.bytesA + p.bytesB;
-  p.stages = std::min(kMaxStages, limits.sharedBytesPerBlock / stageBytes);
+  p.stages = std::min(maxStages,
+                      (limits.sharedBytesPerBlock - p.alignBytes) / stageBytes);
   if (p.stages < 2) {
     why = "two stages of tiles exceed the chip's shared memory";
     return failure();
   }
   // Stage views are laid out A stages, then B stages.
   p.bytesA *= p.stages;
-  p.sharedBytes = p.bytesA + p.bytesB * p.stages;
-  return p;
+  p.sharedBytes = p.bytesA + p.bytesB * p.stages + p.alignBytes;
+  return success();
 }
 
 namespace {

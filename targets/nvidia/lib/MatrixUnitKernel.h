@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir::pb::nvidia {
 
@@ -62,11 +63,23 @@ struct MmaPlan {
   int64_t sharedRowsB = 0;
   int64_t rowsB() const { return bKMajor ? bk : bn; }
   int64_t colsB() const { return bKMajor ? bn : bk; }
+  /// Blocks of the grid at the current block tile.
+  int64_t countBlocks() const {
+    return batch * static_cast<int64_t>(llvm::divideCeil(m, bm) *
+                                        llvm::divideCeil(n, bn));
+  }
 };
 
 /// The m16n8 accumulator fragment of both unit families: lane l holds
 /// (row g + 8 i, col 2 t + j) for i, j in {0, 1}, g = l / 4, t = l % 4.
 inline constexpr int64_t kFragM = 16, kFragN = 8;
+
+/// Completes a plan whose block tile and per-stage bytes (`bytesA`, `bytesB`,
+/// plus `alignBytes` of slack) are set: the grid, and as many stages (2 to
+/// `maxStages`) as the chip's shared memory holds; failure with the limit
+/// in `why`.
+LogicalResult finishPlan(MmaPlan &p, const LaunchLimits &limits,
+                         int64_t maxStages, std::string &why);
 
 /// The wgmma plan for `op`, or failure with the reason in `why`; `p`
 /// arrives with the problem (roles, sizes, types) filled in.

@@ -98,15 +98,11 @@ LogicalResult mlir::pb::nvidia::planWarpgroupKernel(MmaPlan &p,
   }
   p.bn = unit.n;
   int64_t groups = kMaxWarpgroups;
-  auto countBlocks = [&]() -> int64_t {
-    return p.batch * static_cast<int64_t>(llvm::divideCeil(p.m, p.bm) *
-                                          llvm::divideCeil(p.n, p.bn));
-  };
   // Fewer blocks than SMs leaves SMs idle: one warpgroup per block then.
   int64_t sms =
       chip.computeLevels.empty() ? 0 : chip.computeLevels.front().physicalUnits;
   p.bm = groups * unit.m;
-  if (countBlocks() < sms || p.m <= unit.m) {
+  if (p.countBlocks() < sms || p.m <= unit.m) {
     groups = 1;
     p.bm = unit.m;
   }
@@ -120,13 +116,6 @@ LogicalResult mlir::pb::nvidia::planWarpgroupKernel(MmaPlan &p,
   p.wn = p.bn;
   p.mi = 1;
   p.ni = p.bn / kFragN;
-  p.tilesM = llvm::divideCeil(p.m, p.bm);
-  p.tilesN = llvm::divideCeil(p.n, p.bn);
-  p.blocks = countBlocks();
-  if (p.blocks > limits.maxBlocksPerGrid) {
-    why = "more blocks than the chip's grid holds";
-    return failure();
-  }
 
   // Unpadded swizzled rows; the kernel aligns the base to one atom.
   p.ldA = p.ldB = p.bk;
@@ -141,16 +130,7 @@ LogicalResult mlir::pb::nvidia::planWarpgroupKernel(MmaPlan &p,
     return failure();
   }
   p.sharedRowsB = p.bKMajor ? p.bn / rowElems * p.bk : p.bn;
-  int64_t stageBytes = p.bytesA + p.bytesB;
-  p.stages = std::min(kMaxStages,
-                      (limits.sharedBytesPerBlock - p.alignBytes) / stageBytes);
-  if (p.stages < 2) {
-    why = "two stages of tiles exceed the chip's shared memory";
-    return failure();
-  }
-  p.bytesA *= p.stages;
-  p.sharedBytes = p.bytesA + p.bytesB * p.stages + p.alignBytes;
-  return success();
+  return finishPlan(p, limits, kMaxStages, why);
 }
 
 Value KernelBuilder::descriptor(Value address, int64_t leadingBytes) {

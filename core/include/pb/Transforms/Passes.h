@@ -66,6 +66,12 @@ bool hasCooperativeMatrixUnits(const ChipDesc &chip);
 /// index (an operand indexed (d2, d0) gives {2, 0}), else nothing.
 std::optional<llvm::SmallVector<unsigned>> getPlainDims(AffineMap map);
 
+/// The values of `map`'s results at `operands`: the operand itself for a
+/// plain dimension, else an affine.apply of that result (a convolution's
+/// oh * stride + kh).
+llvm::SmallVector<Value> applyIndexingMap(OpBuilder &b, Location loc,
+                                          AffineMap map, ValueRange operands);
+
 /// The target-table element type of an MLIR scalar type (f32, f16, bf16,
 /// f64, i8, i32), else nothing.
 std::optional<ElementType> getTargetElementType(Type type);
