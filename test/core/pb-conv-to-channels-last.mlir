@@ -1,4 +1,6 @@
-// RUN: pb-opt %s --pb-conv-to-channels-last | FileCheck %s
+// RUN: pb-opt %s --pb-conv-to-channels-last --split-input-file | FileCheck %s
+// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=cpu-x86-64-v3},func.func(pb-conv-to-channels-last))' | FileCheck %s --check-prefix=CPU
+// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm90},func.func(pb-conv-to-channels-last))' | FileCheck %s --check-prefix=GPU
 
 // An NCHW/FCHW convolution becomes an NHWC/HWCF one between transposes,
 // with its strides and dilations kept.
@@ -24,4 +26,56 @@ func.func @nchw(%x: tensor<1x3x9x9xf32>, %w: tensor<8x3x3x3xf32>)
        ins(%x, %w : tensor<1x3x9x9xf32>, tensor<8x3x3x3xf32>)
        outs(%o : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
   return %r : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// On a CPU (thread-scope matrix units, whose kernel packs the filter) a
+// filter argument is read in place in its FCHW layout: the convolution is a
+// multiply-accumulate generic over (n, oh, ow, f, kh, kw, c) with the
+// strides and dilations in the input map, and no filter transpose remains.
+// A GPU target keeps the HWCF filter its tensor-core kernel reads.
+// CPU-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1 * 2 + d4 * 3, d2 + d5 * 2, d6)>
+// CPU-DAG: #[[FCHW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d3, d6, d4, d5)>
+// CPU-DAG: #[[NHWC:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3)>
+// CPU-LABEL: func.func @filter_argument
+// CPU-NOT: outs(%{{.*}} : tensor<3x3x4x8xf32>)
+// CPU: linalg.generic {indexing_maps = [#[[IN]], #[[FCHW]], #[[NHWC]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+// CPU-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x13x9x4xf32>, tensor<8x4x3x3xf32>)
+// CPU: arith.mulf
+// CPU: arith.addf
+// CPU-NOT: linalg.conv_2d_nhwc_hwcf
+// GPU-LABEL: func.func @filter_argument
+// GPU: outs(%{{.*}} : tensor<3x3x4x8xf32>)
+// GPU: linalg.conv_2d_nhwc_hwcf
+func.func @filter_argument(%x: tensor<1x4x13x9xf32>, %w: tensor<8x4x3x3xf32>)
+    -> tensor<1x8x4x5xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x4x5xf32>
+  %o = linalg.fill ins(%z : f32) outs(%e : tensor<1x8x4x5xf32>) -> tensor<1x8x4x5xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<[3, 2]> : tensor<2xi64>,
+                                 strides = dense<[2, 1]> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x4x13x9xf32>, tensor<8x4x3x3xf32>)
+       outs(%o : tensor<1x8x4x5xf32>) -> tensor<1x8x4x5xf32>
+  return %r : tensor<1x8x4x5xf32>
+}
+
+// -----
+
+// A constant filter (a frozen model) is still transposed to HWCF on a
+// CPU target:
+// S1 folds that transpose at compile time into a contiguous constant.
+// CPU-LABEL: func.func @constant_filter
+// CPU: linalg.generic {{.*}} ins(%{{.*}} : tensor<8x4x3x3xf32>) outs(%{{.*}} : tensor<3x3x4x8xf32>)
+// CPU: linalg.conv_2d_nhwc_hwcf
+func.func @constant_filter(%x: tensor<1x4x13x9xf32>) -> tensor<1x8x4x5xf32> {
+  %w = arith.constant dense<0.5> : tensor<8x4x3x3xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x4x5xf32>
+  %o = linalg.fill ins(%z : f32) outs(%e : tensor<1x8x4x5xf32>) -> tensor<1x8x4x5xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<[3, 2]> : tensor<2xi64>,
+                                 strides = dense<[2, 1]> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x4x13x9xf32>, tensor<8x4x3x3xf32>)
+       outs(%o : tensor<1x8x4x5xf32>) -> tensor<1x8x4x5xf32>
+  return %r : tensor<1x8x4x5xf32>
 }

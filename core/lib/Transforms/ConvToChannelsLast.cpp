@@ -5,8 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pb/Target/TargetDesc.h"
 #include "pb/Transforms/Passes.h"
 
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::pb {
@@ -15,6 +17,7 @@ namespace mlir::pb {
 } // namespace mlir::pb
 
 using namespace mlir;
+using namespace mlir::pb;
 
 /// `value` transposed by `permutation` (result dim i = input dim perm[i]),
 /// as a linalg.generic so that elementwise fusion can fold it into its
@@ -48,6 +51,38 @@ static Value transpose(OpBuilder &b, Location loc, Value value,
   return generic.getResult(0);
 }
 
+/// The NHWC convolution of `input` (NHWC) and `filter` (FCHW, as the
+/// framework holds it) into `init` (NHWC), as a multiply-accumulate generic
+/// over (n, oh, ow, f, kh, kw, c) with `conv`'s strides and dilations.
+static Value buildFchwConv(OpBuilder &b, Location loc, Value input,
+                           Value filter, Value init,
+                           linalg::Conv2DNchwFchwOp conv) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
+  SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
+  AffineExpr n, oh, ow, f, kh, kw, c;
+  bindDims(ctx, n, oh, ow, f, kh, kw, c);
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(7, 0,
+                     {n, oh * strides[0] + kh * dilations[0],
+                      ow * strides[1] + kw * dilations[1], c},
+                     ctx),
+      AffineMap::get(7, 0, {f, c, kh, kw}, ctx),
+      AffineMap::get(7, 0, {n, oh, ow, f}, ctx)};
+  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+  iterators.append(3, utils::IteratorType::reduction);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, ValueRange{input, filter},
+      ValueRange{init}, maps, iterators,
+      [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value product =
+            arith::MulFOp::create(nested, nestedLoc, args[0], args[1]);
+        Value sum = arith::AddFOp::create(nested, nestedLoc, args[2], product);
+        linalg::YieldOp::create(nested, nestedLoc, sum);
+      });
+  return generic.getResult(0);
+}
+
 namespace {
 class PBConvToChannelsLastPass
     : public pb::impl::PBConvToChannelsLastPassBase<PBConvToChannelsLastPass> {
@@ -58,18 +93,39 @@ public:
       if (conv.hasPureTensorSemantics())
         convs.push_back(conv);
     });
+    // Chips whose matrix units are per thread (CPUs) pack the filter inside
+    // the contraction's kernel, which reads it in any layout: there a
+    // filter that is not a constant stays FCHW, read through the
+    // convolution's indexing map, so that no weight transpose runs on every
+    // call. Constant filters (frozen models) are transposed, which S1 folds
+    // at compile time into contiguous HWCF constants.
+    const ChipDesc *chip = getTargetChip(getOperation());
+    bool packsFilter = chip && !hasCooperativeMatrixUnits(*chip);
     IRRewriter rewriter(&getContext());
     for (linalg::Conv2DNchwFchwOp conv : convs) {
       rewriter.setInsertionPoint(conv);
       Location loc = conv.getLoc();
       Value input = transpose(rewriter, loc, conv.getInputs()[0], {0, 2, 3, 1});
-      Value filter =
-          transpose(rewriter, loc, conv.getInputs()[1], {2, 3, 1, 0});
+      Value filter = conv.getInputs()[1];
+      bool filterInPlace = packsFilter &&
+                           !matchPattern(filter, m_Constant()) &&
+                           isa<FloatType>(getElementTypeOrSelf(filter)) &&
+                           getElementTypeOrSelf(filter) ==
+                               getElementTypeOrSelf(conv.getInputs()[0]) &&
+                           getElementTypeOrSelf(filter) ==
+                               getElementTypeOrSelf(conv.getOutputs()[0]);
+      if (!filterInPlace)
+        filter = transpose(rewriter, loc, filter, {2, 3, 1, 0});
       Value init = transpose(rewriter, loc, conv.getOutputs()[0], {0, 2, 3, 1});
-      auto nhwc = linalg::Conv2DNhwcHwcfOp::create(
-          rewriter, loc, TypeRange{init.getType()}, ValueRange{input, filter},
-          ValueRange{init}, conv.getStrides(), conv.getDilations());
-      Value result = transpose(rewriter, loc, nhwc.getResult(0), {0, 3, 1, 2});
+      Value result =
+          filterInPlace
+              ? buildFchwConv(rewriter, loc, input, filter, init, conv)
+              : linalg::Conv2DNhwcHwcfOp::create(
+                    rewriter, loc, TypeRange{init.getType()},
+                    ValueRange{input, filter}, ValueRange{init},
+                    conv.getStrides(), conv.getDilations())
+                    .getResult(0);
+      result = transpose(rewriter, loc, result, {0, 3, 1, 2});
       rewriter.replaceOp(conv, result);
     }
   }

@@ -99,8 +99,17 @@ def PBConvToChannelsLastPass
       %o2 = linalg.transpose ins(%o) permutation = [0, 2, 3, 1]
       %r2 = linalg.conv_2d_nhwc_hwcf ins(%x2, %w2) outs(%o2)
       %r = linalg.transpose ins(%r2) permutation = [0, 3, 1, 2]
+
+    On chips whose matrix units are per thread (CPUs), the contraction's
+    kernel packs the filter itself and can read it in any layout: a filter
+    that is not a constant is then left FCHW and the convolution becomes a
+    multiply-accumulate `linalg.generic` over (n, oh, ow, f, kh, kw, c)
+    whose filter map is (f, c, kh, kw), so that a model whose weights are
+    arguments pays no weight transpose per call. Constant filters (frozen
+    models) are still transposed, a transpose S1 folds at compile time.
   }];
-  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "tensor::TensorDialect"];
 }
 
 def PBFoldTransposesPass : Pass<"pb-fold-transposes", "func::FuncOp"> {
