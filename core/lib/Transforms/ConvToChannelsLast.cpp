@@ -107,8 +107,7 @@ public:
       Location loc = conv.getLoc();
       Value input = transpose(rewriter, loc, conv.getInputs()[0], {0, 2, 3, 1});
       Value filter = conv.getInputs()[1];
-      bool filterInPlace = packsFilter &&
-                           !matchPattern(filter, m_Constant()) &&
+      bool filterInPlace = packsFilter && !matchPattern(filter, m_Constant()) &&
                            isa<FloatType>(getElementTypeOrSelf(filter)) &&
                            getElementTypeOrSelf(filter) ==
                                getElementTypeOrSelf(conv.getInputs()[0]) &&

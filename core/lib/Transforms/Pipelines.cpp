@@ -31,7 +31,8 @@ using namespace mlir;
 
 static const char *const kS1 =
     "canonicalize,func.func(pb-decompose-aggregates,pb-conv-to-channels-last),"
-    "pb-fuse-elementwise,func.func(pb-fold-transposes),canonicalize,cse,"
+    "pb-fuse-elementwise,func.func(pb-fold-transposes,pb-propagate-layouts),"
+    "canonicalize,cse,"
     // Reshape fusion leaves affine.apply on linalg.index in bodies; once S2
     // turns the indices into loop IVs they are no valid affine symbols.
     "lower-affine";
@@ -44,7 +45,8 @@ static const char *const kS2 =
     "buffer-results-to-out-params{hoist-static-allocs "
     "modify-public-functions},"
     "func.func(buffer-hoisting),buffer-deallocation-pipeline,"
-    "func.func(pb-lower-to-affine),fold-memref-alias-ops,canonicalize,cse,"
+    "func.func(pb-lower-to-affine,pb-fold-views),fold-memref-alias-ops,"
+    "canonicalize,cse,"
     "func.func(affine-scalrep)";
 
 static std::string getS3Spec(const pb::PipelineOptions &options) {
@@ -58,7 +60,8 @@ static std::string getS3Spec(const pb::PipelineOptions &options) {
                 .str();
   // Contractions left for the target's warp- or warpgroup-level units stay
   // linalg ops (tagged pb.matrix_unit) for S4; the rest become loops.
-  spec += "func.func(pb-lower-to-affine{contractions=1}),canonicalize,"
+  spec += "func.func(pb-lower-to-affine{contractions=1},pb-fold-views),"
+          "canonicalize,"
           "func.func(";
   if (options.fusion)
     spec += "pb-affine-fusion,";

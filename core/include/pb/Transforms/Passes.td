@@ -139,6 +139,71 @@ def PBFoldTransposesPass : Pass<"pb-fold-transposes", "func::FuncOp"> {
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
+def PBPropagateLayoutsPass : Pass<"pb-propagate-layouts", "func::FuncOp"> {
+  let summary = "Produce each elementwise or pooling result in the layout "
+                "its inputs have, so that layouts flow between convolutions";
+  let description = [{
+    Stage S1, after elementwise fusion. A `linalg.generic` whose result is
+    indexed by its leading loops in order (parallel; reductions such as a
+    pooling window after them) but whose inputs are mostly read through one
+    permutation of those loops is a transpose in disguise: after
+    pb-conv-to-channels-last, a batch norm that reads an NHWC convolution
+    result and writes NCHW. When every user of its result reads it as a
+    generic input, or pads it (the fill + extract_slice + copy +
+    insert_slice of the frontends) for such users, the generic produces
+    its result in its inputs' order instead, with its loops reordered to
+    match, and the permutation moves into the users' indexing maps (the
+    padding is rebuilt in the new order). Applied from the top down, a
+    CNN's activations stay channels-last from its first convolution to its
+    last consumer. Pooling ops (`linalg.pooling_nchw_max/sum`) are
+    generalized first so that they take part. Generics with an index
+    body, a result read as another op's init or used by any other op
+    keep their layout; `--pb-explain` reports each change and the
+    generics that still read an operand transposed.
+
+    ```mlir
+    %bn = linalg.generic {indexing_maps = [(n, c, h, w) -> (n, h, w, c),
+                                           (n, c, h, w) -> (n, c, h, w)]}
+            ins(%conv : tensor<1x8x8x64xf32>) -> tensor<1x64x8x8xf32>
+    %y = linalg.generic {indexing_maps = [(i, j, k, l) -> (i, j, k, l), ...]}
+            ins(%bn : tensor<1x64x8x8xf32>) ...
+    ->
+    %bn = linalg.generic {indexing_maps = [(n, h, w, c) -> (n, h, w, c),
+                                           (n, h, w, c) -> (n, h, w, c)]}
+            ins(%conv : tensor<1x8x8x64xf32>) -> tensor<1x8x8x64xf32>
+    %y = linalg.generic {indexing_maps = [(i, j, k, l) -> (i, k, l, j), ...]}
+            ins(%bn : tensor<1x8x8x64xf32>) ...
+    ```
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
+}
+
+def PBFoldViewsPass : Pass<"pb-fold-views", "func::FuncOp"> {
+  let summary = "Fold static subviews and expand_shapes into the affine "
+                "accesses that go through them";
+  let description = [{
+    Stage S2, after the lowering to affine loops. An `affine.load` or
+    `affine.store` whose memref is a static `memref.subview` (rank-reducing
+    or not) or `memref.expand_shape` of a buffer with the identity layout
+    accesses that buffer instead, the view composed into its map; views of
+    views fold in turn, and views left unused are erased. Upstream's
+    `fold-memref-alias-ops` leaves affine accesses alone. S3 then sees
+    plain buffers: the vectorizer no longer skips the strided accesses of
+    padding copies, and fusion's dependence analysis, which compares
+    buffers by SSA value, sees every access of a buffer.
+    `memref.collapse_shape` views are kept: their indices would need
+    floordiv/mod, which the affine vectorizer cannot prove contiguous.
+
+    ```mlir
+    %s = memref.subview %a[0, 1, 1, 0] [1, 56, 56, 64] [1, 1, 1, 1]
+    affine.store %v, %s[0, %i, %j, %c]
+    ->
+    affine.store %v, %a[0, %i + 1, %j + 1, %c]
+    ```
+  }];
+  let dependentDialects = ["affine::AffineDialect", "memref::MemRefDialect"];
+}
+
 def PBDecomposeAggregatesPass
     : InterfacePass<"pb-decompose-aggregates", "mlir::FunctionOpInterface"> {
   let summary = "Decompose composite linalg ops into their primitive ops";

@@ -1,0 +1,384 @@
+//===- PropagateLayouts.cpp - One layout between convolutions ------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// pb-propagate-layouts (S1, after elementwise fusion). A generic that reads
+// its operands in another dimension order than it writes its result (after
+// pb-conv-to-channels-last: a batch norm that reads a channels-last
+// convolution result and writes NCHW) is a transpose in disguise: its loops
+// walk one of the two tensors across its rows. When most of its inputs are
+// read through one permutation and everything that uses its result can read
+// it through any indexing map (generics, and the fill + copy + insert_slice
+// padding that the frontends emit in front of the next convolution), the
+// generic is rewritten to produce its result in its inputs' order and the
+// permutation moves into its users' maps. Applied from the top down, the
+// layout of the first convolution's result flows through batch norms,
+// activations, pooling, residual adds and padding to the last consumer:
+// no transpose is left between two convolutions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pb/Target/TargetDesc.h"
+#include "pb/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SmallBitVector.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InterleavedRange.h"
+
+namespace mlir::pb {
+#define GEN_PASS_DEF_PBPROPAGATELAYOUTSPASS
+#include "pb/Transforms/Passes.h.inc"
+} // namespace mlir::pb
+
+using namespace mlir;
+using namespace mlir::pb;
+
+namespace {
+/// The padding the frontends emit: `insert` puts `copy`'s result (a copy of
+/// the padded value into `slice`, a slice of `fill`) back into `fill`.
+struct PadChain {
+  linalg::CopyOp copy;
+  tensor::ExtractSliceOp slice;
+  tensor::InsertSliceOp insert;
+  linalg::FillOp fill;
+};
+
+/// Everything that reads a value whose layout changes.
+struct LayoutUses {
+  SmallVector<OpOperand *> genericInputs;
+  SmallVector<PadChain> pads;
+};
+} // namespace
+
+/// `values` permuted: result k is values[perm[k]].
+template <typename T>
+static SmallVector<T> permute(ArrayRef<T> values, ArrayRef<int64_t> perm) {
+  SmallVector<T> result;
+  for (int64_t p : perm)
+    result.push_back(values[p]);
+  return result;
+}
+
+/// The permutation of the output dimensions that `map` reads its operand
+/// through, when each of its results is driven by one distinct output
+/// dimension (`d_q` alone, or `d_q * s + e` with e over non-output loops:
+/// a window of pooling or convolution), or nothing.
+static std::optional<SmallVector<int64_t>>
+getDrivingPermutation(AffineMap map, unsigned outputRank) {
+  if (map.getNumResults() != outputRank)
+    return std::nullopt;
+  SmallVector<int64_t> perm;
+  llvm::SmallBitVector seen(outputRank);
+  for (AffineExpr expr : map.getResults()) {
+    std::optional<unsigned> driver;
+    bool ok = true;
+    expr.walk([&](AffineExpr e) {
+      auto dim = dyn_cast<AffineDimExpr>(e);
+      if (!dim || dim.getPosition() >= outputRank)
+        return;
+      if (driver && *driver != dim.getPosition())
+        ok = false;
+      driver = dim.getPosition();
+    });
+    if (!ok || !driver || seen.test(*driver))
+      return std::nullopt;
+    seen.set(*driver);
+    perm.push_back(*driver);
+  }
+  return perm;
+}
+
+/// (d0, ..., dn) -> (d0, ..., d(rank-1)): a result indexed by the leading
+/// loops in order.
+static AffineMap getLeadingLoopsMap(unsigned numLoops, unsigned rank,
+                                    MLIRContext *ctx) {
+  SmallVector<AffineExpr> dims;
+  for (unsigned d = 0; d < rank; ++d)
+    dims.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(numLoops, 0, dims, ctx);
+}
+
+/// Whether `value`'s users can all read it in another layout; collects them.
+static bool collectUses(Value value, LayoutUses &uses) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto generic = dyn_cast<linalg::GenericOp>(user)) {
+      if (!generic.isDpsInput(&use))
+        return false;
+      uses.genericInputs.push_back(&use);
+      continue;
+    }
+    auto copy = dyn_cast<linalg::CopyOp>(user);
+    if (!copy || !copy.hasPureTensorSemantics() || !copy.isDpsInput(&use) ||
+        !copy->getResult(0).hasOneUse())
+      return false;
+    PadChain pad;
+    pad.copy = copy;
+    pad.slice = copy.getDpsInits()[0].getDefiningOp<tensor::ExtractSliceOp>();
+    pad.insert =
+        dyn_cast<tensor::InsertSliceOp>(*copy->getResult(0).getUsers().begin());
+    if (!pad.slice || !pad.insert)
+      return false;
+    pad.fill = pad.slice.getSource().getDefiningOp<linalg::FillOp>();
+    if (!pad.fill || pad.insert.getDest() != pad.slice.getSource() ||
+        !pad.fill.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() ||
+        !pad.slice.hasUnitStride() || !pad.insert.hasUnitStride() ||
+        pad.slice.getStaticOffsets() != pad.insert.getStaticOffsets() ||
+        pad.slice.getStaticSizes() != pad.insert.getStaticSizes() ||
+        ShapedType::isDynamicShape(pad.slice.getStaticOffsets()) ||
+        ShapedType::isDynamicShape(pad.slice.getStaticSizes()) ||
+        pad.slice.getSourceType().getRank() !=
+            pad.slice.getResultType().getRank())
+      return false;
+    uses.pads.push_back(pad);
+    if (!collectUses(pad.insert.getResult(), uses))
+      return false;
+  }
+  return true;
+}
+
+/// `type` with its dimensions permuted.
+static RankedTensorType permuteType(RankedTensorType type,
+                                    ArrayRef<int64_t> perm) {
+  return RankedTensorType::get(permute(type.getShape(), perm),
+                               type.getElementType());
+}
+
+/// Makes every user in `uses` read `newValue` = transpose(old, perm) instead
+/// of the old value: generics through permuted maps, padding rebuilt in the
+/// permuted order.
+static void rewriteUses(RewriterBase &rewriter, Value oldValue, Value newValue,
+                        ArrayRef<int64_t> perm, const LayoutUses &uses) {
+  // Users of `oldValue` only: pads further down are reached recursively.
+  for (OpOperand *use : uses.genericInputs) {
+    if (use->get() != oldValue)
+      continue;
+    auto generic = cast<linalg::GenericOp>(use->getOwner());
+    SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+    AffineMap map = maps[use->getOperandNumber()];
+    maps[use->getOperandNumber()] =
+        AffineMap::get(map.getNumDims(), map.getNumSymbols(),
+                       permute(map.getResults(), perm), map.getContext());
+    rewriter.modifyOpInPlace(generic, [&]() {
+      generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+      use->set(newValue);
+    });
+  }
+  for (PadChain pad : uses.pads) {
+    if (pad.copy.getDpsInputs()[0] != oldValue)
+      continue;
+    rewriter.setInsertionPoint(pad.insert);
+    Location loc = pad.insert.getLoc();
+    RankedTensorType paddedType =
+        permuteType(cast<RankedTensorType>(pad.insert.getType()), perm);
+    Value empty = tensor::EmptyOp::create(rewriter, loc, paddedType.getShape(),
+                                          paddedType.getElementType());
+    Value fill =
+        linalg::FillOp::create(rewriter, loc, pad.fill.getDpsInputs()[0], empty)
+            .getResult(0);
+    SmallVector<int64_t> offsets = permute(pad.slice.getStaticOffsets(), perm);
+    SmallVector<int64_t> sizes = permute(pad.slice.getStaticSizes(), perm);
+    SmallVector<OpFoldResult> offsetAttrs, sizeAttrs,
+        strideAttrs(perm.size(), rewriter.getIndexAttr(1));
+    for (auto [offset, size] : llvm::zip(offsets, sizes)) {
+      offsetAttrs.push_back(rewriter.getIndexAttr(offset));
+      sizeAttrs.push_back(rewriter.getIndexAttr(size));
+    }
+    Value slice = tensor::ExtractSliceOp::create(
+        rewriter, loc, fill, offsetAttrs, sizeAttrs, strideAttrs);
+    Value copied =
+        linalg::CopyOp::create(rewriter, loc, newValue, slice).getResult(0);
+    Value inserted = tensor::InsertSliceOp::create(
+        rewriter, loc, copied, fill, offsetAttrs, sizeAttrs, strideAttrs);
+    Value oldPadded = pad.insert.getResult();
+    rewriteUses(rewriter, oldPadded, inserted, perm, uses);
+    rewriter.eraseOp(pad.insert);
+    rewriter.eraseOp(pad.copy);
+  }
+}
+
+/// Rewrites `generic` to produce its result permuted by `perm` with its
+/// loops in the new order, and its users to read that result.
+static void relayout(RewriterBase &rewriter, linalg::GenericOp generic,
+                     ArrayRef<int64_t> perm, const LayoutUses &uses) {
+  MLIRContext *ctx = generic.getContext();
+  unsigned numLoops = generic.getNumLoops();
+  unsigned rank = perm.size();
+  // The new loop order (new position -> old loop): the result's dimensions
+  // in the new order, with the reductions (a pooling window) before the
+  // innermost one, so that the innermost loop stays parallel and walks the
+  // result and the inputs contiguously (vectorizable).
+  SmallVector<unsigned> order(perm.begin(), perm.end() - 1);
+  for (unsigned d = rank; d < numLoops; ++d)
+    order.push_back(d);
+  order.push_back(perm.back());
+  SmallVector<AffineExpr> oldLoops(numLoops);
+  SmallVector<unsigned> newPosition(numLoops);
+  for (auto [pos, old] : llvm::enumerate(order)) {
+    oldLoops[old] = getAffineDimExpr(pos, ctx);
+    newPosition[old] = pos;
+  }
+  AffineMap toOld = AffineMap::get(numLoops, 0, oldLoops, ctx);
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : generic.getDpsInputOperands())
+    maps.push_back(generic.getMatchingIndexingMap(input).compose(toOld));
+  SmallVector<AffineExpr> outExprs;
+  for (int64_t old : perm)
+    outExprs.push_back(getAffineDimExpr(newPosition[old], ctx));
+  maps.push_back(AffineMap::get(numLoops, 0, outExprs, ctx));
+  SmallVector<utils::IteratorType> iterators = generic.getIteratorTypesArray();
+  SmallVector<utils::IteratorType> newIterators;
+  for (unsigned old : order)
+    newIterators.push_back(iterators[old]);
+
+  rewriter.setInsertionPoint(generic);
+  auto oldType = cast<RankedTensorType>(generic.getResult(0).getType());
+  RankedTensorType newType = permuteType(oldType, perm);
+  Value init = generic.getDpsInits()[0];
+  Value newInit;
+  if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
+    Value empty =
+        tensor::EmptyOp::create(rewriter, generic.getLoc(), newType.getShape(),
+                                newType.getElementType());
+    newInit = linalg::FillOp::create(rewriter, generic.getLoc(),
+                                     fill.getDpsInputs()[0], empty)
+                  .getResult(0);
+  } else {
+    newInit =
+        tensor::EmptyOp::create(rewriter, generic.getLoc(), newType.getShape(),
+                                newType.getElementType());
+  }
+  auto newGeneric = linalg::GenericOp::create(
+      rewriter, generic.getLoc(), TypeRange{newType}, generic.getDpsInputs(),
+      ValueRange{newInit}, maps, newIterators);
+  rewriter.inlineRegionBefore(generic.getRegion(), newGeneric.getRegion(),
+                              newGeneric.getRegion().begin());
+  rewriteUses(rewriter, generic.getResult(0), newGeneric.getResult(0), perm,
+              uses);
+  rewriter.eraseOp(generic);
+}
+
+namespace {
+class PBPropagateLayoutsPass
+    : public pb::impl::PBPropagateLayoutsPassBase<PBPropagateLayoutsPass> {
+public:
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    IRRewriter rewriter(&getContext());
+    // Pooling ops read their input through a window map like any generic.
+    SmallVector<linalg::LinalgOp> pools;
+    func.walk([&](linalg::LinalgOp op) {
+      if (isa<linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op) &&
+          op.hasPureTensorSemantics())
+        pools.push_back(op);
+    });
+    for (linalg::LinalgOp pool : pools) {
+      rewriter.setInsertionPoint(pool);
+      (void)linalg::generalizeNamedOp(rewriter, pool);
+    }
+
+    SmallVector<linalg::GenericOp> generics;
+    func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    unsigned changed = 0;
+    for (linalg::GenericOp generic : generics) {
+      std::optional<SmallVector<int64_t>> perm = choosePermutation(generic);
+      if (!perm)
+        continue;
+      LayoutUses uses;
+      if (!collectUses(generic.getResult(0), uses))
+        continue;
+      explain(generic,
+              llvm::formatv("layout: result produced in its inputs' order "
+                            "(permutation [{0}]); {1} generic and {2} padding "
+                            "users read it through permuted maps",
+                            llvm::interleaved(*perm), uses.genericInputs.size(),
+                            uses.pads.size()));
+      relayout(rewriter, generic, *perm, uses);
+      ++changed;
+    }
+    if (changed == 0)
+      return;
+    // What remains: generics that still read an operand through a
+    // permutation of their output (layout changes at the function's edges
+    // or in front of ops that need one layout).
+    unsigned left = 0;
+    func.walk([&](linalg::GenericOp generic) {
+      if (choosePermutation(generic, /*requireMajority=*/false))
+        ++left;
+    });
+    explain(func, llvm::formatv("layout: {0} results change layout; {1} "
+                                "generics still read an operand transposed",
+                                changed, left));
+  }
+
+private:
+  /// The permutation most of `generic`'s inputs of the result's rank are
+  /// read through, when it is not the identity and outnumbers the inputs
+  /// read in the result's order (with `requireMajority` false: any such
+  /// permutation).
+  static std::optional<SmallVector<int64_t>>
+  choosePermutation(linalg::GenericOp generic, bool requireMajority = true) {
+    if (generic.getNumDpsInits() != 1 || generic.getNumResults() != 1 ||
+        generic.hasIndexSemantics())
+      return std::nullopt;
+    auto type = dyn_cast<RankedTensorType>(generic.getResult(0).getType());
+    if (!type || type.getRank() < 2 || !type.hasStaticShape())
+      return std::nullopt;
+    unsigned rank = type.getRank();
+    // The result indexed by the first `rank` loops in order, all parallel;
+    // reductions (pooling windows) only after them.
+    AffineMap outMap =
+        generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
+    if (outMap != getLeadingLoopsMap(generic.getNumLoops(), rank,
+                                     generic.getContext()) ||
+        outMap.getNumDims() != rank + generic.getNumReductionLoops())
+      return std::nullopt;
+    for (unsigned d = 0; d < rank; ++d)
+      if (generic.getIteratorTypesArray()[d] != utils::IteratorType::parallel)
+        return std::nullopt;
+    // The init: a fill or an empty tensor, whose layout can be rebuilt;
+    // read in the body only for a fill (a reduction's start value).
+    Value init = generic.getDpsInits()[0];
+    bool initRead =
+        generic.payloadUsesValueFromOperand(generic.getDpsInitOperand(0));
+    if (!init.getDefiningOp<tensor::EmptyOp>() &&
+        !init.getDefiningOp<linalg::FillOp>())
+      return std::nullopt;
+    if (initRead && !init.getDefiningOp<linalg::FillOp>())
+      return std::nullopt;
+    // Votes: inputs read in the result's order against each permutation.
+    SmallVector<int64_t> identity =
+        llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    unsigned inOrder = 0;
+    SmallVector<std::pair<SmallVector<int64_t>, unsigned>> votes;
+    for (OpOperand *input : generic.getDpsInputOperands()) {
+      std::optional<SmallVector<int64_t>> perm =
+          getDrivingPermutation(generic.getMatchingIndexingMap(input), rank);
+      if (!perm)
+        continue;
+      if (*perm == identity) {
+        ++inOrder;
+        continue;
+      }
+      auto it = llvm::find_if(votes, [&](auto &v) { return v.first == *perm; });
+      if (it == votes.end())
+        votes.push_back({*perm, 1});
+      else
+        ++it->second;
+    }
+    if (votes.empty())
+      return std::nullopt;
+    auto best = llvm::max_element(
+        votes, [](auto &a, auto &b) { return a.second < b.second; });
+    if (requireMajority && best->second <= inOrder)
+      return std::nullopt;
+    return best->first;
+  }
+};
+} // namespace

@@ -1,0 +1,72 @@
+// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(pb-fold-views))' | FileCheck %s
+
+// A store through a padding subview and a load through an expand_shape
+// address the viewed buffers, with the views' offsets and shapes in the
+// maps; the views go.
+// CHECK-LABEL: func.func @subview_and_expand
+// CHECK-NOT: memref.subview
+// CHECK-NOT: memref.expand_shape
+// CHECK: affine.load %{{.*}}[%[[I:.*]] * 8 + %[[J:.*]]] : memref<32xf32>
+// CHECK: affine.store %{{.*}}, %{{.*}}[0, %[[I]] + 1, %[[J]] + 2] : memref<1x6x12xf32>
+func.func @subview_and_expand(%src: memref<32xf32>, %dst: memref<1x6x12xf32>) {
+  %e = memref.expand_shape %src [[0, 1]] output_shape [4, 8] : memref<32xf32> into memref<4x8xf32>
+  %s = memref.subview %dst[0, 1, 2] [1, 4, 8] [1, 1, 1] : memref<1x6x12xf32> to memref<4x8xf32, strided<[12, 1], offset: 14>>
+  affine.for %i = 0 to 4 {
+    affine.for %j = 0 to 8 {
+      %v = affine.load %e[%i, %j] : memref<4x8xf32>
+      affine.store %v, %s[%i, %j] : memref<4x8xf32, strided<[12, 1], offset: 14>>
+    }
+  }
+  return
+}
+
+// -----
+
+// Views of views fold in turn; a strided subview scales the index.
+// CHECK-LABEL: func.func @view_of_view
+// CHECK-NOT: memref.subview
+// CHECK: affine.store %{{.*}}, %{{.*}}[%{{.*}} * 2 + 9] : memref<16xf32>
+func.func @view_of_view(%v: f32, %dst: memref<16xf32>) {
+  %e = memref.expand_shape %dst [[0, 1]] output_shape [2, 8] : memref<16xf32> into memref<2x8xf32>
+  %s = memref.subview %e[1, 1] [1, 4] [1, 2] : memref<2x8xf32> to memref<4xf32, strided<[2], offset: 9>>
+  affine.for %i = 0 to 4 {
+    affine.store %v, %s[%i] : memref<4xf32, strided<[2], offset: 9>>
+  }
+  return
+}
+
+// -----
+
+// A collapse_shape view is kept (its indices would need floordiv/mod).
+// CHECK-LABEL: func.func @collapse_kept
+// CHECK: %[[C:.*]] = memref.collapse_shape
+// CHECK: affine.store %{{.*}}, %[[C]]
+func.func @collapse_kept(%v: f32, %dst: memref<2x8xf32>) {
+  %c = memref.collapse_shape %dst [[0, 1]] : memref<2x8xf32> into memref<16xf32>
+  affine.for %i = 0 to 16 {
+    affine.store %v, %c[%i] : memref<16xf32>
+  }
+  return
+}
+
+// -----
+
+// When a view of the buffer is also used by another op (a linalg op, which
+// fusion could not see through a folded access), no access is folded: the
+// views stay and pb-affine-fusion keeps its guard.
+// CHECK-LABEL: func.func @view_used_by_linalg
+// CHECK: %[[E:.*]] = memref.expand_shape
+// CHECK: affine.load %[[E]]
+// CHECK: linalg.fill ins(%{{.*}}) outs(%[[E]]
+func.func @view_used_by_linalg(%buf: memref<32xf32>, %out: memref<4x8xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e = memref.expand_shape %buf [[0, 1]] output_shape [4, 8] : memref<32xf32> into memref<4x8xf32>
+  affine.for %i = 0 to 4 {
+    affine.for %j = 0 to 8 {
+      %v = affine.load %e[%i, %j] : memref<4x8xf32>
+      affine.store %v, %out[%i, %j] : memref<4x8xf32>
+    }
+  }
+  linalg.fill ins(%z : f32) outs(%e : memref<4x8xf32>)
+  return
+}

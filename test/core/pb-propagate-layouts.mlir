@@ -1,0 +1,110 @@
+// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(pb-propagate-layouts),canonicalize)' | FileCheck %s
+
+// A batch norm that reads an NHWC result and writes NCHW produces NHWC
+// instead (loops reordered, every input read in order); the padding after
+// it is rebuilt channels-last and the transpose in front of the next
+// NHWC consumer reads it in order, which canonicalization then erases.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[CH:.*]] = affine_map<(d0, d1, d2, d3) -> (d3)>
+// CHECK-LABEL: func.func @bn_pad_transpose
+// CHECK: %[[BN:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[CH]], #[[ID]]]
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x4x4x8xf32>, tensor<8xf32>) outs(%{{.*}} : tensor<1x4x4x8xf32>)
+// CHECK: %[[FILL:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x6x6x8xf32>)
+// CHECK: %[[SLICE:.*]] = tensor.extract_slice %[[FILL]][0, 1, 1, 0] [1, 4, 4, 8] [1, 1, 1, 1]
+// CHECK: %[[COPY:.*]] = linalg.copy ins(%[[BN]] : tensor<1x4x4x8xf32>) outs(%[[SLICE]]
+// CHECK: %[[PAD:.*]] = tensor.insert_slice %[[COPY]] into %[[FILL]][0, 1, 1, 0] [1, 4, 4, 8] [1, 1, 1, 1]
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[PAD]] : tensor<1x6x6x8xf32>
+func.func @bn_pad_transpose(%conv: tensor<1x4x4x8xf32>, %scale: tensor<8xf32>)
+    -> tensor<1x6x6x8xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x4x4xf32>
+  %bn = linalg.generic {
+      indexing_maps = [affine_map<(n, c, h, w) -> (n, h, w, c)>,
+                       affine_map<(n, c, h, w) -> (c)>,
+                       affine_map<(n, c, h, w) -> (n, c, h, w)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%conv, %scale : tensor<1x4x4x8xf32>, tensor<8xf32>)
+      outs(%e : tensor<1x8x4x4xf32>) {
+  ^bb0(%x: f32, %s: f32, %o: f32):
+    %m = arith.mulf %x, %s : f32
+    %r = arith.maximumf %m, %z : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8x4x4xf32>
+  %pe = tensor.empty() : tensor<1x8x6x6xf32>
+  %pf = linalg.fill ins(%z : f32) outs(%pe : tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32>
+  %ps = tensor.extract_slice %pf[0, 0, 1, 1] [1, 8, 4, 4] [1, 1, 1, 1] : tensor<1x8x6x6xf32> to tensor<1x8x4x4xf32>
+  %pc = linalg.copy ins(%bn : tensor<1x8x4x4xf32>) outs(%ps : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %pad = tensor.insert_slice %pc into %pf[0, 0, 1, 1] [1, 8, 4, 4] [1, 1, 1, 1] : tensor<1x8x4x4xf32> into tensor<1x8x6x6xf32>
+  %te = tensor.empty() : tensor<1x6x6x8xf32>
+  %t = linalg.generic {
+      indexing_maps = [affine_map<(n, h, w, c) -> (n, c, h, w)>,
+                       affine_map<(n, h, w, c) -> (n, h, w, c)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%pad : tensor<1x8x6x6xf32>) outs(%te : tensor<1x6x6x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<1x6x6x8xf32>
+  return %t : tensor<1x6x6x8xf32>
+}
+
+// -----
+
+// Max pooling (generalized) over a channels-last input produces
+// channels-last with its window loops before the channel loop, which stays
+// innermost and parallel.
+// CHECK-LABEL: func.func @pool
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]
+// CHECK-SAME: outs(%{{.*}} : tensor<1x3x3x8xf32>)
+// CHECK: arith.maximumf
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%{{.*}} : tensor<1x8x3x3xf32>)
+func.func @pool(%x: tensor<1x7x7x8xf32>) -> tensor<1x8x3x3xf32> {
+  %z = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<1x8x7x7xf32>
+  %relu = linalg.generic {
+      indexing_maps = [affine_map<(n, c, h, w) -> (n, h, w, c)>,
+                       affine_map<(n, c, h, w) -> (n, c, h, w)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<1x7x7x8xf32>) outs(%e : tensor<1x8x7x7xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.maximumf %v, %z : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8x7x7xf32>
+  %w = tensor.empty() : tensor<3x3xf32>
+  %pe = tensor.empty() : tensor<1x8x3x3xf32>
+  %pf = linalg.fill ins(%ninf : f32) outs(%pe : tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32>
+  %p = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+       ins(%relu, %w : tensor<1x8x7x7xf32>, tensor<3x3xf32>) outs(%pf : tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32>
+  %oe = tensor.empty() : tensor<1x8x3x3xf32>
+  %o = linalg.generic {
+      indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>,
+                       affine_map<(n, c, h, w) -> (n, c, h, w)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%p : tensor<1x8x3x3xf32>) outs(%oe : tensor<1x8x3x3xf32>) {
+  ^bb0(%v: f32, %o2: f32):
+    %r = arith.addf %v, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8x3x3xf32>
+  return %o : tensor<1x8x3x3xf32>
+}
+
+// -----
+
+// A result the function returns keeps its layout (no transpose is added).
+// CHECK-LABEL: func.func @returned
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x8x4x4xf32>)
+func.func @returned(%conv: tensor<1x4x4x8xf32>) -> tensor<1x8x4x4xf32> {
+  %e = tensor.empty() : tensor<1x8x4x4xf32>
+  %r = linalg.generic {
+      indexing_maps = [affine_map<(n, c, h, w) -> (n, h, w, c)>,
+                       affine_map<(n, c, h, w) -> (n, c, h, w)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%conv : tensor<1x4x4x8xf32>) outs(%e : tensor<1x8x4x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  } -> tensor<1x8x4x4xf32>
+  return %r : tensor<1x8x4x4xf32>
+}
