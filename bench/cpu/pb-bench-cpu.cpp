@@ -47,6 +47,7 @@
 #include <sched.h>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -62,6 +63,9 @@ struct Options {
   unsigned warmup = 2;
   std::vector<std::string> only;
   std::string csv;
+  /// OpenBLAS's kernel set (OPENBLAS_CORETYPE) to run the baseline with;
+  /// empty: OpenBLAS's own choice unless that is a generic fallback.
+  std::string openblasCore;
 };
 
 const char *const usage =
@@ -76,6 +80,9 @@ const char *const usage =
     "substrings\n"
     "  --csv      also write the results as CSV to FILE\n"
     "  --options  pbCompile options (e.g. fusion=0)\n"
+    "  --openblas-core  OpenBLAS kernel set for the baseline (e.g. Haswell);\n"
+    "             default: OpenBLAS's choice, or the best set this CPU runs\n"
+    "             when OpenBLAS falls back to a generic one (Prescott)\n"
     "Run it as `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE pb-bench-cpu` "
     "(bench/run-cpu.sh)\nso that OpenBLAS picks its kernels for this CPU.\n";
 
@@ -123,7 +130,8 @@ bool parseOptions(int argc, char **argv, Options &options, bool &help) {
       hasValue = true;
     }
     bool known = key == "--target" || key == "--runs" || key == "--warmup" ||
-                 key == "--only" || key == "--csv" || key == "--options";
+                 key == "--only" || key == "--csv" || key == "--options" ||
+                 key == "--openblas-core";
     if (!known) {
       std::fprintf(stderr, "pb-bench-cpu: unknown argument '%s'\n%s",
                    arg.c_str(), usage);
@@ -140,6 +148,8 @@ bool parseOptions(int argc, char **argv, Options &options, bool &help) {
       options.target = value;
     } else if (key == "--options") {
       options.compileOptions = value;
+    } else if (key == "--openblas-core") {
+      options.openblasCore = value;
     } else if (key == "--csv") {
       options.csv = value;
     } else if (key == "--only") {
@@ -1102,6 +1112,78 @@ bool Bench::writeCsv(const std::string &path) const {
   return std::fclose(out) == 0;
 }
 
+//===----------------------------------------------------------------------===//
+// OpenBLAS's kernel set
+//===----------------------------------------------------------------------===//
+
+/// The environment variable that tells a re-executed pb-bench-cpu why it
+/// set OPENBLAS_CORETYPE.
+const char *const kCoreChoiceVar = "PB_BENCH_OPENBLAS_CORE_CHOICE";
+
+/// OpenBLAS's generic x86-64 kernel sets: what its CPU detection falls back
+/// to for a processor it does not know (0.3.21 on Sapphire Rapids).
+bool isGenericCore(const std::string &core) {
+  for (const char *generic : {"Prescott", "Core2", "Katmai", "Coppermine",
+                              "Northwood", "Banias", "Atom", "Unknown"})
+    if (core == generic)
+      return true;
+  return false;
+}
+
+/// The best OpenBLAS kernel set this CPU can run, from its features.
+std::string bestCoreForThisCpu() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return __builtin_cpu_is("amd") ? "Zen" : "Haswell";
+  if (__builtin_cpu_supports("avx"))
+    return "SandyBridge";
+  return "";
+}
+
+/// OpenBLAS reads OPENBLAS_CORETYPE once, when it is loaded: to change its
+/// kernels, pb-bench-cpu sets the variable and runs itself again. It does
+/// so for --openblas-core, and when OpenBLAS chose a generic fallback on a
+/// CPU that runs a better set. Returns only when no re-run is needed;
+/// `why` is set in the re-run to what its header reports.
+void chooseOpenBlasCore(char **argv, const Options &options, std::string &why) {
+#ifdef OPENBLAS_VERSION
+  if (const char *choice = std::getenv(kCoreChoiceVar)) {
+    why = choice;
+    return;
+  }
+  std::string target = options.openblasCore;
+  std::string reason;
+  if (!target.empty()) {
+    reason = "--openblas-core";
+  } else if (!std::getenv("OPENBLAS_CORETYPE")) {
+    std::string detected = openblas_get_corename();
+    std::string best = bestCoreForThisCpu();
+    if (!isGenericCore(detected) || best.empty())
+      return;
+    target = best;
+    reason = "OpenBLAS detected '" + detected +
+             "' (its generic kernels) on a CPU that runs " + best;
+  }
+  if (target.empty() || target == openblas_get_corename())
+    return;
+  setenv("OPENBLAS_CORETYPE", target.c_str(), 1);
+  setenv(kCoreChoiceVar, ("chosen by pb-bench-cpu: " + reason).c_str(), 1);
+  std::fflush(nullptr);
+  execv("/proc/self/exe", argv);
+  std::fprintf(stderr,
+               "pb-bench-cpu: cannot re-run itself with "
+               "OPENBLAS_CORETYPE=%s; the baseline uses '%s'\n",
+               target.c_str(), openblas_get_corename());
+#else
+  (void)argv;
+  (void)options;
+  (void)why;
+#endif
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -1113,6 +1195,9 @@ int main(int argc, char **argv) {
     std::fputs(usage, stdout);
     return 0;
   }
+
+  std::string coreChoice;
+  chooseOpenBlasCore(argv, options, coreChoice);
 
   Bench bench(options);
   CpuTimes startTimes = readCpuTimes();
@@ -1162,11 +1247,19 @@ int main(int argc, char **argv) {
   std::printf("- PolyBlocks: %s; target %s; options \"%s\"\n", pbVersion(),
               target.c_str(), options.compileOptions.c_str());
 #ifdef OPENBLAS_VERSION
-  std::printf("- OpenBLAS: %s; core %s, %d threads\n", openblas_get_config(),
-              openblas_get_corename(), openblas_get_num_threads());
+  std::printf("- OpenBLAS: %s; core %s%s%s%s, %d threads\n",
+              openblas_get_config(), openblas_get_corename(),
+              coreChoice.empty() ? "" : " (", coreChoice.c_str(),
+              coreChoice.empty() ? "" : ")", openblas_get_num_threads());
+  if (coreChoice.empty() && isGenericCore(openblas_get_corename()))
+    std::printf("- **warning**: OpenBLAS runs its generic '%s' kernels; the "
+                "baseline is understated\n",
+                openblas_get_corename());
 #endif
   for (const char *var : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"})
-    if (const char *value = std::getenv(var))
+    if (const char *value = std::getenv(var);
+        value &&
+        !(coreChoice.size() && std::string(var) == "OPENBLAS_CORETYPE"))
       std::printf("- **warning**: %s=%s is set, which forces OpenBLAS's "
                   "kernel choice; run via bench/run-cpu.sh\n",
                   var, value);

@@ -61,6 +61,11 @@ struct GemmDims {
 struct GemmPlan {
   const MatrixUnitDesc *unit;
   int64_t lanes, mr, nr, kc, mc, nc;
+  /// The NR-column panels of an NC block are split into `groups` groups
+  /// of `groupPanels` panels, each with its own A block: with few M blocks
+  /// (small M, a batch-1 classifier or a 7x7 feature map) the cores then
+  /// still share the work.
+  int64_t groups = 1, groupPanels = 1;
   /// Flattened M, and the extents of N and of the blocked K loop.
   int64_t m, n, k;
 };
@@ -245,12 +250,15 @@ void GemmBuilder::computeBlock(Value bp, ArrayRef<Value> loopsIn, Value jc,
   Type f = cast<MemRefType>(aMem.getType()).getElementType();
   Value zero = arith::ConstantOp::create(b, b.getZeroAttr(f));
   int64_t blocks = llvm::divideCeil(p.m, p.mc);
-  auto par = scf::ParallelOp::create(
-      b, ValueRange{idx(0)}, ValueRange{idx(blocks)}, ValueRange{idx(1)});
+  auto par = scf::ParallelOp::create(b, ValueRange{idx(0), idx(0)},
+                                     ValueRange{idx(blocks), idx(p.groups)},
+                                     ValueRange{idx(1), idx(1)});
   par->setAttr(PBDialect::kLevelAttrName, levelAttr);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(par.getBody());
   Value ic = arith::MulIOp::create(b, par.getInductionVars()[0], idx(p.mc));
+  Value firstPanel =
+      arith::MulIOp::create(b, par.getInductionVars()[1], idx(p.groupPanels));
   Value mc = minIdx(arith::SubIOp::create(b, idx(p.m), ic), p.mc);
   int64_t mcPanels = llvm::divideCeil(p.mc, p.mr);
   auto apType = MemRefType::get({mcPanels, p.kc, p.mr}, f);
@@ -299,8 +307,10 @@ void GemmBuilder::computeBlock(Value bp, ArrayRef<Value> loopsIn, Value jc,
     }
   }
 
-  Value colPanels = arith::CeilDivSIOp::create(b, nc, idx(p.nr));
-  auto jrLoop = scf::ForOp::create(b, idx(0), colPanels, idx(1));
+  Value colPanels = arith::MinSIOp::create(
+      b, arith::CeilDivSIOp::create(b, nc, idx(p.nr)),
+      arith::AddIOp::create(b, firstPanel, idx(p.groupPanels)));
+  auto jrLoop = scf::ForOp::create(b, firstPanel, colPanels, idx(1));
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(jrLoop.getBody());
@@ -751,6 +761,12 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   // NC: the B panel KC x NC in the outermost cache.
   int64_t ncCache = std::max<int64_t>(p.nr, budget(2) / (p.kc * elemBytes));
   p.nc = std::max(p.nr, std::min(ncCache / p.nr * p.nr, alignUp(p.n, p.nr)));
+  // Fewer M blocks than kMinParallelBlocks: split N's panels too.
+  int64_t mBlocks = llvm::divideCeil(p.m, p.mc);
+  int64_t ncPanels = llvm::divideCeil(std::min(p.nc, p.n), p.nr);
+  int64_t wantedGroups = llvm::divideCeil(kMinParallelBlocks, mBlocks);
+  p.groupPanels = llvm::divideCeil(ncPanels, std::min(ncPanels, wantedGroups));
+  p.groups = llvm::divideCeil(ncPanels, p.groupPanels);
 
   ArrayRef<ComputeLevelDesc> levels = chip.computeLevels;
   const ComputeLevelDesc &level = levels[levels.size() > 1 ? 1 : 0];
@@ -770,13 +786,13 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
                   "matrix units: {0} MxNxK {1}x{2}x{3} -> {4} register tile "
                   "{5}x{6} ({7} accumulators of {8} registers), KC={9} "
                   "({10}), MC={11} ({12}, >= {13} blocks), NC={14} ({15}), "
-                  "M blocks on level '{16}'",
+                  "M blocks x {17} N groups on level '{16}'",
                   op->getName(), p.m, p.n, p.k, unit->name, p.mr, p.nr,
                   p.mr * kTileRowVectors, vectorRegs, p.kc, caches[0]->name,
                   p.mc, caches[std::min<size_t>(1, caches.size() - 1)]->name,
                   kMinParallelBlocks, p.nc,
                   caches[std::min<size_t>(2, caches.size() - 1)]->name,
-                  level.name));
+                  level.name, p.groups));
   if (epilogue) {
     explain(epilogue,
             llvm::formatv("matrix units: epilogue of {0} ops fused "
