@@ -1,4 +1,9 @@
 // RUN: %check_cpu | FileCheck %s
+// RUN: pb-opt %s --target=cpu-x86-64-v3 --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// With fewer M blocks than cores want (7 rows), the N panels are split into
+// groups that run in parallel too (each packs its own A block).
+// EXPLAIN: MxNxK 7x129x129 {{.*}} M blocks x 3 N groups
+// EXPLAIN: MxNxK 128x128x64 {{.*}} M blocks x 1 N groups
 // f32 matmul at an awkward size and at a size that tiles evenly, through
 // threads and vectors, against the unoptimized lowering.
 // CHECK: OK odd: 903 values match the reference
