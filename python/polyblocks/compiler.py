@@ -272,7 +272,7 @@ class Executable:
                 raise PolyBlocksError(
                     StatusCode.INVALID_ARGUMENT,
                     f"input {i} of {entry!r} is a {type(t).__name__}, not a torch.Tensor")
-            if t.dtype != dtype or tuple(t.shape) != shape:
+            if t.dtype != dtype or t.shape != shape:
                 raise PolyBlocksError(
                     StatusCode.INVALID_ARGUMENT,
                     f"input {i} of {entry!r} must be {_describe(shape, dtype)}, "
@@ -282,7 +282,10 @@ class Executable:
                     StatusCode.INVALID_ARGUMENT,
                     f"input {i} of {entry!r} is on {t.device}, the executable runs on "
                     f"{self.device}")
-            t = t.detach().resolve_neg().resolve_conj().contiguous()
+            # The common case (a dense tensor, a model's parameter) is passed
+            # as it is: no temporaries per input and call.
+            if not t.is_contiguous() or t.is_neg() or t.is_conj():
+                t = t.detach().resolve_neg().resolve_conj().contiguous()
             if self.cuda and (t.data_ptr() % self.alignment if self.alignment
                               else t.storage_offset() != 0):
                 # GPU kernels copy with the chip's widest vector accesses

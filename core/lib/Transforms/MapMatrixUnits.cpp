@@ -55,6 +55,10 @@ namespace {
 struct GemmDims {
   SmallVector<unsigned> batch, m, kOuter;
   unsigned n = 0, kInner = 0;
+  /// K loops flattened with kInner into the blocked K (outer to inner): a
+  /// convolution whose channels are few (an RGB input) blocks over
+  /// (kh, kw, c) instead of running its window as outer loops.
+  SmallVector<unsigned> kFlat;
 };
 
 /// Every size of the generated code, from the target's tables.
@@ -104,6 +108,23 @@ private:
       }
       loops[dim] = arith::RemUIOp::create(b, row, idx(ranges[dim]));
       row = arith::DivUIOp::create(b, row, idx(ranges[dim]));
+    }
+  }
+  /// Sets the blocked K loops of `loops` from a flattened K index.
+  void setK(SmallVector<Value> &loops, Value k) {
+    if (dims.kFlat.empty()) {
+      loops[dims.kInner] = k;
+      return;
+    }
+    loops[dims.kInner] = arith::RemUIOp::create(b, k, idx(ranges[dims.kInner]));
+    k = arith::DivUIOp::create(b, k, idx(ranges[dims.kInner]));
+    for (unsigned dim : llvm::reverse(dims.kFlat)) {
+      if (dim == dims.kFlat.front()) {
+        loops[dim] = k;
+        break;
+      }
+      loops[dim] = arith::RemUIOp::create(b, k, idx(ranges[dim]));
+      k = arith::DivUIOp::create(b, k, idx(ranges[dim]));
     }
   }
   void packB(Value bp, ArrayRef<Value> loops, Value jc, Value pc, Value kc,
@@ -209,7 +230,7 @@ void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jc, Value pc,
   b.setInsertionPointToStart(kLoop.getBody());
   Value kk = kLoop.getInductionVar();
   SmallVector<Value> loops(loopsIn);
-  loops[dims.kInner] = arith::AddIOp::create(b, pc, kk);
+  setK(loops, arith::AddIOp::create(b, pc, kk));
   bool exact = p.n % p.nr == 0 && p.nc % p.nr == 0;
   // The dimension of B that N indexes: usually its innermost (contiguous
   // vector loads); otherwise (B transposed, e.g. Q @ K^T) a strided read
@@ -287,7 +308,7 @@ void GemmBuilder::computeBlock(Value bp, ArrayRef<Value> loopsIn, Value jc,
         Value kk = kLoop.getInductionVar();
         Value value = zero;
         if (inBounds) {
-          loops[dims.kInner] = arith::AddIOp::create(b, pc, kk);
+          setK(loops, arith::AddIOp::create(b, pc, kk));
           value = memref::LoadOp::create(b, aMem, indices(aOperand, loops));
         }
         memref::StoreOp::create(b, value, ap, ValueRange{ip, kk, idx(r)});
@@ -687,9 +708,9 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   FailureOr<GemmDims> classified = classify(op, why);
   if (failed(classified))
     return skip(why);
-  const GemmDims &dims = *classified;
-  if (tagForCooperativeUnit(op, dims, chip))
+  if (tagForCooperativeUnit(op, *classified, chip))
     return;
+  GemmDims dims = *classified;
   auto typeOf = [](Value v) {
     return cast<MemRefType>(v.getType()).getElementType();
   };
@@ -749,6 +770,14 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   // KC: the B micro-panel KC x NR in the innermost cache.
   p.kc = std::max<int64_t>(1, int64_t(kL1Share * caches[0]->capacityBytes) /
                                   (p.nr * elemBytes) / 16 * 16);
+  // A blocked K shorter than KC (a convolution over few channels) takes in
+  // the K loops outside it, innermost first: C is then read and written
+  // once per KC block instead of once per window position.
+  while (p.k < p.kc && !dims.kOuter.empty()) {
+    unsigned dim = dims.kOuter.pop_back_val();
+    dims.kFlat.insert(dims.kFlat.begin(), dim);
+    p.k *= ranges[dim];
+  }
   p.kc = std::min(p.kc, p.k);
   // MC: the A block MC x KC in the next cache, at most M / kMinParallelBlocks.
   int64_t mcCache = std::max<int64_t>(p.mr, budget(1) / (p.kc * elemBytes));

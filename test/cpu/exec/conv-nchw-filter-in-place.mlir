@@ -2,8 +2,9 @@
 // RUN: pb-opt %s --target=cpu-host --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // An NCHW convolution with strides and dilations whose FCHW filter is an
 // argument: the micro-kernel packs the filter from its FCHW layout (no
-// transpose of it runs), and the result matches the reference pipeline.
-// EXPLAIN: matrix units: linalg.generic MxNxK 20x24x10
+// transpose of it runs), its 3x3 window flattened with the 10 channels
+// into one blocked K of 90, and the result matches the reference pipeline.
+// EXPLAIN: matrix units: linalg.generic MxNxK 20x24x90
 // CHECK: OK conv_filter_in_place: 480 values match the reference
 
 func.func @conv_filter_in_place(%x: tensor<1x10x13x9xf32>, %w: tensor<24x10x3x3xf32>)
