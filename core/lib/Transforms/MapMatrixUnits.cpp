@@ -47,6 +47,9 @@ static constexpr int64_t kTileRowVectors = 2;
 /// Core counts are known only at run time; cut M into at least this many
 /// blocks so that every core gets work and the load balances.
 static constexpr int64_t kMinParallelBlocks = 8;
+/// The shortest blocked K loop worth a pass over C; shorter ones take in
+/// the K loops around them.
+static constexpr int64_t kMinBlockedK = 32;
 
 namespace {
 /// How the loops of a contraction play the GEMM roles. M may span several
@@ -770,10 +773,11 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   // KC: the B micro-panel KC x NR in the innermost cache.
   p.kc = std::max<int64_t>(1, int64_t(kL1Share * caches[0]->capacityBytes) /
                                   (p.nr * elemBytes) / 16 * 16);
-  // A blocked K shorter than KC (a convolution over few channels) takes in
-  // the K loops outside it, innermost first: C is then read and written
-  // once per KC block instead of once per window position.
-  while (p.k < p.kc && !dims.kOuter.empty()) {
+  // A blocked K shorter than kMinBlockedK (a convolution over an RGB input)
+  // takes in the K loops outside it, innermost first: C is then read and
+  // written once per KC block instead of once per window position. Longer
+  // ones are not flattened: the packing would pay a division per element.
+  while (p.k < kMinBlockedK && !dims.kOuter.empty()) {
     unsigned dim = dims.kOuter.pop_back_val();
     dims.kFlat.insert(dims.kFlat.begin(), dim);
     p.k *= ranges[dim];
