@@ -83,6 +83,77 @@ static Value buildFchwConv(OpBuilder &b, Location loc, Value input,
   return generic.getResult(0);
 }
 
+/// Whether `conv` is depthwise: one input and one output channel per group.
+static bool isDepthwise(linalg::Conv2DNgchwGfchwOp conv) {
+  auto input = cast<RankedTensorType>(conv.getInputs()[0].getType());
+  auto filter = cast<RankedTensorType>(conv.getInputs()[1].getType());
+  return input.hasStaticShape() && filter.hasStaticShape() &&
+         input.getDimSize(2) == 1 && filter.getDimSize(1) == 1 &&
+         filter.getDimSize(2) == 1 &&
+         getElementTypeOrSelf(input) == getElementTypeOrSelf(filter) &&
+         getElementTypeOrSelf(input) ==
+             getElementTypeOrSelf(conv.getOutputs()[0]) &&
+         isa<FloatType>(getElementTypeOrSelf(input));
+}
+
+/// A depthwise NGCHW convolution (one channel per group, as PyTorch's
+/// groups == channels convolutions are emitted) as a channels-last generic
+/// over (n, oh, ow, kh, kw, c): the channel loop innermost and parallel
+/// (vectorized), the window loops before it, the filter read in place
+/// (g, 1, 1, kh, kw); the input and the result transposed around it, which
+/// elementwise fusion and pb-propagate-layouts fold into the neighbours.
+static Value buildDepthwiseNhwc(OpBuilder &b, Location loc,
+                                linalg::Conv2DNgchwGfchwOp conv) {
+  MLIRContext *ctx = b.getContext();
+  Value input = conv.getInputs()[0], filter = conv.getInputs()[1];
+  Value init = conv.getOutputs()[0];
+  // The frontends' reshapes between NCHW and (n, g, 1, h, w) merge the unit
+  // dimension into the rows; the same reassociation folds with them.
+  SmallVector<ReassociationIndices> dropGroup = {{0}, {1}, {2, 3}, {4}};
+  Value input4 = tensor::CollapseShapeOp::create(b, loc, input, dropGroup);
+  Value inputNhwc = transpose(b, loc, input4, {0, 2, 3, 1});
+  Value initNhwc;
+  if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
+    auto type = cast<RankedTensorType>(init.getType());
+    SmallVector<int64_t> shape = {type.getDimSize(0), type.getDimSize(3),
+                                  type.getDimSize(4), type.getDimSize(1)};
+    Value empty = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+    initNhwc =
+        linalg::FillOp::create(b, loc, fill.getInputs()[0], empty).getResult(0);
+  } else {
+    Value init4 = tensor::CollapseShapeOp::create(b, loc, init, dropGroup);
+    initNhwc = transpose(b, loc, init4, {0, 2, 3, 1});
+  }
+  SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
+  SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
+  AffineExpr n, oh, ow, kh, kw, c;
+  bindDims(ctx, n, oh, ow, kh, kw, c);
+  AffineExpr zero = getAffineConstantExpr(0, ctx);
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(6, 0,
+                     {n, oh * strides[0] + kh * dilations[0],
+                      ow * strides[1] + kw * dilations[1], c},
+                     ctx),
+      AffineMap::get(6, 0, {c, zero, zero, kh, kw}, ctx),
+      AffineMap::get(6, 0, {n, oh, ow, c}, ctx)};
+  SmallVector<utils::IteratorType> iterators = {
+      utils::IteratorType::parallel,  utils::IteratorType::parallel,
+      utils::IteratorType::parallel,  utils::IteratorType::reduction,
+      utils::IteratorType::reduction, utils::IteratorType::parallel};
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{initNhwc.getType()}, ValueRange{inputNhwc, filter},
+      ValueRange{initNhwc}, maps, iterators,
+      [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value product =
+            arith::MulFOp::create(nested, nestedLoc, args[0], args[1]);
+        Value sum = arith::AddFOp::create(nested, nestedLoc, args[2], product);
+        linalg::YieldOp::create(nested, nestedLoc, sum);
+      });
+  Value result = transpose(b, loc, generic.getResult(0), {0, 3, 1, 2});
+  return tensor::ExpandShapeOp::create(b, loc, init.getType(), result,
+                                       dropGroup);
+}
+
 namespace {
 class PBConvToChannelsLastPass
     : public pb::impl::PBConvToChannelsLastPassBase<PBConvToChannelsLastPass> {
@@ -126,6 +197,16 @@ public:
                     .getResult(0);
       result = transpose(rewriter, loc, result, {0, 3, 1, 2});
       rewriter.replaceOp(conv, result);
+    }
+    SmallVector<linalg::Conv2DNgchwGfchwOp> depthwise;
+    getOperation().walk([&](linalg::Conv2DNgchwGfchwOp conv) {
+      if (conv.hasPureTensorSemantics() && isDepthwise(conv))
+        depthwise.push_back(conv);
+    });
+    for (linalg::Conv2DNgchwGfchwOp conv : depthwise) {
+      rewriter.setInsertionPoint(conv);
+      rewriter.replaceOp(conv,
+                         buildDepthwiseNhwc(rewriter, conv.getLoc(), conv));
     }
   }
 };

@@ -107,6 +107,13 @@ def PBConvToChannelsLastPass
     whose filter map is (f, c, kh, kw), so that a model whose weights are
     arguments pays no weight transpose per call. Constant filters (frozen
     models) are still transposed, a transpose S1 folds at compile time.
+
+    A depthwise `linalg.conv_2d_ngchw_gfchw` (one input and one output
+    channel per group: PyTorch's groups == channels, as in MobileNet and
+    EfficientNet) becomes a channels-last generic over (n, oh, ow, kh, kw,
+    c) with the channel loop innermost and parallel (vectorized), the filter
+    read in place and its input and result transposed around it, which
+    elementwise fusion and pb-propagate-layouts fold into the neighbours.
   }];
   let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
                            "tensor::TensorDialect"];
