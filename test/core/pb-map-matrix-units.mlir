@@ -39,7 +39,7 @@ func.func @matmul_f16(%a: memref<64x64xf16>, %b: memref<64x64xf16>,
 // -----
 
 // Smaller than the register tile in N: left to loop tiling.
-// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul left to loop tiling: 64x8 is smaller than the 12x32 register tile
+// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul left to loop tiling: N = 8 is narrower than the register tile's 32 columns
 func.func @narrow(%a: memref<64x64xf32>, %b: memref<64x8xf32>,
                   %c: memref<64x8xf32>) {
   linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x8xf32>)

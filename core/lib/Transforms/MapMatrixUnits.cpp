@@ -751,10 +751,14 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   p.mr = static_cast<int64_t>(kAccumulatorShare * vectorRegs) / kTileRowVectors;
   if (p.mr < 1)
     return skip("the register file cannot hold a register tile");
-  if (p.m < p.mr || p.n < p.nr)
-    return skip(llvm::formatv("{0}x{1} is smaller than the {2}x{3} register "
-                              "tile",
-                              p.m, p.n, p.mr, p.nr)
+  // Fewer rows than the register tile (a batch-1 classifier, a
+  // matrix-vector product) still run on the micro-kernel: the packed rows
+  // past M are zeros, and the N groups below spread the columns over the
+  // cores. Fewer columns than NR would waste most of every vector.
+  if (p.n < p.nr)
+    return skip(llvm::formatv("N = {0} is narrower than the register tile's "
+                              "{1} columns",
+                              p.n, p.nr)
                     .str());
 
   SmallVector<const MemoryLevelDesc *> caches;

@@ -4,6 +4,9 @@
 // groups that run in parallel too (each packs its own A block).
 // EXPLAIN: MxNxK 7x129x129 {{.*}} M blocks x 3 N groups
 // EXPLAIN: MxNxK 128x128x64 {{.*}} M blocks x 1 N groups
+// A single row (a batch-1 classifier) runs on the micro-kernel too, its
+// columns spread over 8 groups.
+// EXPLAIN: MxNxK 1x1000x70 {{.*}} M blocks x 8 N groups
 // f32 matmul at an awkward size and at a size that tiles evenly, through
 // threads and vectors, against the unoptimized lowering.
 // CHECK: OK odd: 903 values match the reference
@@ -57,4 +60,14 @@ func.func @batched_transposed_a(%a: tensor<2x40x70xf32>, %b: tensor<2x40x40xf32>
     linalg.yield %s : f32
   } -> tensor<2x70x40xf32>
   return %r : tensor<2x70x40xf32>
+}
+
+// CHECK: OK row: 1000 values match the reference
+func.func @row(%a: tensor<1x70xf32>, %b: tensor<70x1000xf32>) -> tensor<1x1000xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x1000xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x1000xf32>) -> tensor<1x1000xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<1x70xf32>, tensor<70x1000xf32>)
+                     outs(%f : tensor<1x1000xf32>) -> tensor<1x1000xf32>
+  return %r : tensor<1x1000xf32>
 }
