@@ -1,7 +1,13 @@
 // RUN: pb-opt --target=cpu-x86-64-v4 --pb-explain --pass-pipeline="builtin.module(pb-attach-target{target=cpu-x86-64-v4},func.func(pb-affine-fusion))" %s 2>&1 | FileCheck %s
+// RUN: pb-opt --pb-explain --pass-pipeline="builtin.module(pb-attach-target{target=cpu-x86-64-v4},func.func(pb-affine-fusion{max-nests=1}))" %s 2>&1 | FileCheck %s --check-prefix=BUDGET
 
 // A producer nest writing a temporary and a consumer reading it fuse into
-// one nest; the private-buffer budget is the chip's L1 data cache.
+// one nest; the private-buffer budget is the chip's L1 data cache. With
+// more nests than max-nests (a compile-time budget) nothing is fused.
+// BUDGET: remark: pb-explain: fusion: off in this function: 2 top-level loop nests exceed max-nests (1)
+// BUDGET-LABEL: func.func @producer_consumer
+// BUDGET: affine.for
+// BUDGET: affine.for
 // CHECK: remark: pb-explain: fusion (greedy): 2 -> 1 top-level loop nests; private buffers up to 32 KiB (l1d of cpu-x86-64-v4)
 // CHECK-LABEL: func.func @producer_consumer
 // CHECK: affine.for

@@ -88,6 +88,14 @@ public:
     const MemoryLevelDesc *level = getPrivateBufferLevel(*chip);
     uint64_t thresholdKiB = level ? level->capacityBytes / 1024 : 0;
     unsigned nestsBefore = countNests(func);
+    if (nestsBefore > maxNests) {
+      explain(func, llvm::formatv("fusion: off in this function: {0} "
+                                  "top-level loop nests exceed max-nests "
+                                  "({1}), the compile-time budget of "
+                                  "upstream fusion's dependence analysis",
+                                  nestsBefore, maxNests.getValue()));
+      return;
+    }
 
     if (Value view = findAccessedView(func)) {
       explain(func, llvm::formatv("fusion: off in this function: {0} is "

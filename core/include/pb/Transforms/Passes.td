@@ -57,6 +57,10 @@ def PBAffineFusionPass : Pass<"pb-affine-fusion", "func::FuncOp"> {
   let options = [
     Option<"computeTolerance", "compute-tolerance", "double", "0.30",
            "extra redundant computation fusion may add (fraction)">,
+    Option<"maxNests", "max-nests", "unsigned", "128",
+           "functions with more top-level loop nests are not fused: "
+           "upstream fusion's dependence-path search over them takes "
+           "minutes (densenet121: over 100 s)">,
   ];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::memref::MemRefDialect"];
