@@ -7,13 +7,13 @@
 // pb-fold-views (S2, after the lowering to affine loops): an affine.load or
 // affine.store that goes through a static view (memref.subview,
 // memref.expand_shape) accesses the viewed buffer instead, with the view
-// folded into its affine map. collapse_shape views are left: their folded
+// folded into its affine map; upstream's fold-memref-alias-ops leaves
+// affine accesses alone. Afterwards S3 sees plain buffers: the vectorizer
+// no longer skips the strided copies of padding, and fusion's dependence
+// analysis, which compares buffers by SSA value, sees every access to a
+// buffer (DESIGN.md, S2). collapse_shape views are left: their folded
 // indices need floordiv/mod, which the affine vectorizer cannot prove
-// contiguous. Upstream's
-// fold-memref-alias-ops leaves affine accesses alone. Afterwards S3 sees
-// plain buffers: the vectorizer no longer skips the strided copies of
-// padding, and fusion's dependence analysis, which compares buffers by SSA
-// value, sees every access to a buffer (DESIGN.md, S2).
+// contiguous.
 //
 //===----------------------------------------------------------------------===//
 
