@@ -41,9 +41,7 @@ bool mlir::pb::isMultiplyAccumulate(linalg::LinalgOp op) {
          (x == body.getArgument(1) && y == body.getArgument(0));
 }
 
-/// The buffer that `value` is a view of (through expand/collapse_shape,
-/// subview, cast and other view-like ops).
-static Value getBaseBuffer(Value value) {
+Value mlir::pb::getBaseBuffer(Value value) {
   while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
     value = view.getViewSource();
   return value;

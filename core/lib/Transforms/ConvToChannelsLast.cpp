@@ -51,6 +51,24 @@ static Value transpose(OpBuilder &b, Location loc, Value value,
   return generic.getResult(0);
 }
 
+/// init += input * filter through `maps` over `iterators`: a float
+/// multiply-accumulate generic (the form pb::isMultiplyAccumulate accepts).
+static Value buildMultiplyAccumulate(OpBuilder &b, Location loc, Value input,
+                                     Value filter, Value init,
+                                     ArrayRef<AffineMap> maps,
+                                     ArrayRef<utils::IteratorType> iterators) {
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()}, ValueRange{input, filter},
+      ValueRange{init}, maps, iterators,
+      [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value product =
+            arith::MulFOp::create(nested, nestedLoc, args[0], args[1]);
+        Value sum = arith::AddFOp::create(nested, nestedLoc, args[2], product);
+        linalg::YieldOp::create(nested, nestedLoc, sum);
+      });
+  return generic.getResult(0);
+}
+
 /// The NHWC convolution of `input` (NHWC) and `filter` (FCHW, as the
 /// framework holds it) into `init` (NHWC), as a multiply-accumulate generic
 /// over (n, oh, ow, f, kh, kw, c) with `conv`'s strides and dilations.
@@ -71,16 +89,7 @@ static Value buildFchwConv(OpBuilder &b, Location loc, Value input,
       AffineMap::get(7, 0, {n, oh, ow, f}, ctx)};
   SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
   iterators.append(3, utils::IteratorType::reduction);
-  auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{init.getType()}, ValueRange{input, filter},
-      ValueRange{init}, maps, iterators,
-      [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-        Value product =
-            arith::MulFOp::create(nested, nestedLoc, args[0], args[1]);
-        Value sum = arith::AddFOp::create(nested, nestedLoc, args[2], product);
-        linalg::YieldOp::create(nested, nestedLoc, sum);
-      });
-  return generic.getResult(0);
+  return buildMultiplyAccumulate(b, loc, input, filter, init, maps, iterators);
 }
 
 /// Whether `conv` is depthwise: one input and one output channel per group.
@@ -140,16 +149,9 @@ static Value buildDepthwiseNhwc(OpBuilder &b, Location loc,
       utils::IteratorType::parallel,  utils::IteratorType::parallel,
       utils::IteratorType::parallel,  utils::IteratorType::reduction,
       utils::IteratorType::reduction, utils::IteratorType::parallel};
-  auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{initNhwc.getType()}, ValueRange{inputNhwc, filter},
-      ValueRange{initNhwc}, maps, iterators,
-      [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-        Value product =
-            arith::MulFOp::create(nested, nestedLoc, args[0], args[1]);
-        Value sum = arith::AddFOp::create(nested, nestedLoc, args[2], product);
-        linalg::YieldOp::create(nested, nestedLoc, sum);
-      });
-  Value result = transpose(b, loc, generic.getResult(0), {0, 3, 1, 2});
+  Value conv2 = buildMultiplyAccumulate(b, loc, inputNhwc, filter, initNhwc,
+                                        maps, iterators);
+  Value result = transpose(b, loc, conv2, {0, 3, 1, 2});
   return tensor::ExpandShapeOp::create(b, loc, init.getType(), result,
                                        dropGroup);
 }

@@ -73,13 +73,6 @@ static FailureOr<Value> foldView(Operation *view,
   return failure();
 }
 
-/// The buffer `value` is a view of, through any chain of views.
-static Value getBase(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
-}
-
 /// Whether every access to `base` through a view is an affine load or store
 /// through views this pass folds. Otherwise none is folded: a view that
 /// stays (a linalg op or a micro-kernel writing through it) must keep
@@ -116,7 +109,7 @@ template <typename AccessOp> static bool foldAccess(AccessOp op) {
   Value memref = op.getMemRef();
   Operation *view = memref.getDefiningOp();
   if (!view || !isa<ViewLikeOpInterface>(view) ||
-      !allViewAccessesFold(getBase(memref)))
+      !allViewAccessesFold(getBaseBuffer(memref)))
     return false;
   AffineMap map = op.getAffineMap();
   SmallVector<AffineExpr> exprs(map.getResults());

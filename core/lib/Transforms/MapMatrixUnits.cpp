@@ -102,33 +102,25 @@ private:
       operands.push_back(v ? v : idx(0));
     return applyIndexingMap(b, b.getLoc(), map, operands);
   }
+  /// Sets the loops `flatDims` (outer to inner) of `loops` from their
+  /// flattened index `flat` (row-major over their ranges).
+  void setFlattened(SmallVector<Value> &loops, ArrayRef<unsigned> flatDims,
+                    Value flat) {
+    for (unsigned dim : llvm::reverse(flatDims.drop_front())) {
+      loops[dim] = arith::RemUIOp::create(b, flat, idx(ranges[dim]));
+      flat = arith::DivUIOp::create(b, flat, idx(ranges[dim]));
+    }
+    loops[flatDims.front()] = flat;
+  }
   /// Sets the M loops of `loops` from a flattened row index.
   void setRow(SmallVector<Value> &loops, Value row) {
-    for (unsigned dim : llvm::reverse(dims.m)) {
-      if (dim == dims.m.front()) {
-        loops[dim] = row;
-        break;
-      }
-      loops[dim] = arith::RemUIOp::create(b, row, idx(ranges[dim]));
-      row = arith::DivUIOp::create(b, row, idx(ranges[dim]));
-    }
+    setFlattened(loops, dims.m, row);
   }
   /// Sets the blocked K loops of `loops` from a flattened K index.
   void setK(SmallVector<Value> &loops, Value k) {
-    if (dims.kFlat.empty()) {
-      loops[dims.kInner] = k;
-      return;
-    }
-    loops[dims.kInner] = arith::RemUIOp::create(b, k, idx(ranges[dims.kInner]));
-    k = arith::DivUIOp::create(b, k, idx(ranges[dims.kInner]));
-    for (unsigned dim : llvm::reverse(dims.kFlat)) {
-      if (dim == dims.kFlat.front()) {
-        loops[dim] = k;
-        break;
-      }
-      loops[dim] = arith::RemUIOp::create(b, k, idx(ranges[dim]));
-      k = arith::DivUIOp::create(b, k, idx(ranges[dim]));
-    }
+    SmallVector<unsigned> kDims(dims.kFlat);
+    kDims.push_back(dims.kInner);
+    setFlattened(loops, kDims, k);
   }
   void packB(Value bp, ArrayRef<Value> loops, Value jc, Value pc, Value kc,
              Value nc);

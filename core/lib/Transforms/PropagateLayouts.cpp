@@ -150,6 +150,16 @@ static RankedTensorType permuteType(RankedTensorType type,
                                type.getElementType());
 }
 
+/// A tensor of `type`: filled with `fillValue`, or empty when it is null.
+static Value createInit(OpBuilder &b, Location loc, RankedTensorType type,
+                        Value fillValue) {
+  Value empty =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  if (!fillValue)
+    return empty;
+  return linalg::FillOp::create(b, loc, fillValue, empty).getResult(0);
+}
+
 /// Makes every user in `uses` read `newValue` = transpose(old, perm) instead
 /// of the old value: generics through permuted maps, padding rebuilt in the
 /// permuted order.
@@ -177,11 +187,8 @@ static void rewriteUses(RewriterBase &rewriter, Value oldValue, Value newValue,
     Location loc = pad.insert.getLoc();
     RankedTensorType paddedType =
         permuteType(cast<RankedTensorType>(pad.insert.getType()), perm);
-    Value empty = tensor::EmptyOp::create(rewriter, loc, paddedType.getShape(),
-                                          paddedType.getElementType());
     Value fill =
-        linalg::FillOp::create(rewriter, loc, pad.fill.getDpsInputs()[0], empty)
-            .getResult(0);
+        createInit(rewriter, loc, paddedType, pad.fill.getDpsInputs()[0]);
     SmallVector<int64_t> offsets = permute(pad.slice.getStaticOffsets(), perm);
     SmallVector<int64_t> sizes = permute(pad.slice.getStaticSizes(), perm);
     SmallVector<OpFoldResult> offsetAttrs, sizeAttrs,
@@ -240,20 +247,10 @@ static void relayout(RewriterBase &rewriter, linalg::GenericOp generic,
   rewriter.setInsertionPoint(generic);
   auto oldType = cast<RankedTensorType>(generic.getResult(0).getType());
   RankedTensorType newType = permuteType(oldType, perm);
-  Value init = generic.getDpsInits()[0];
-  Value newInit;
-  if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
-    Value empty =
-        tensor::EmptyOp::create(rewriter, generic.getLoc(), newType.getShape(),
-                                newType.getElementType());
-    newInit = linalg::FillOp::create(rewriter, generic.getLoc(),
-                                     fill.getDpsInputs()[0], empty)
-                  .getResult(0);
-  } else {
-    newInit =
-        tensor::EmptyOp::create(rewriter, generic.getLoc(), newType.getShape(),
-                                newType.getElementType());
-  }
+  // The init: refilled in the new shape, or empty (see choosePermutation).
+  auto fill = generic.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  Value newInit = createInit(rewriter, generic.getLoc(), newType,
+                             fill ? fill.getDpsInputs()[0] : Value());
   auto newGeneric = linalg::GenericOp::create(
       rewriter, generic.getLoc(), TypeRange{newType}, generic.getDpsInputs(),
       ValueRange{newInit}, maps, newIterators);

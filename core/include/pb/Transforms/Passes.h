@@ -66,6 +66,10 @@ bool hasCooperativeMatrixUnits(const ChipDesc &chip);
 /// index (an operand indexed (d2, d0) gives {2, 0}), else nothing.
 std::optional<llvm::SmallVector<unsigned>> getPlainDims(AffineMap map);
 
+/// The buffer that `value` is a view of (through expand/collapse_shape,
+/// subview, cast and other view-like ops), or `value` itself.
+Value getBaseBuffer(Value value);
+
 /// The values of `map`'s results at `operands`: the operand itself for a
 /// plain dimension, else an affine.apply of that result (a convolution's
 /// oh * stride + kh).
