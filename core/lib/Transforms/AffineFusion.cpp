@@ -31,24 +31,29 @@ static const MemoryLevelDesc *getPrivateBufferLevel(const ChipDesc &chip) {
   return chip.getMemoryLevel(MemoryKind::Cache);
 }
 
-/// A memref stored to by more than one top-level nest (a buffer the
-/// bufferizer reused), or null. Upstream's producer-consumer fusion can move
-/// a later nest's write of such a buffer above an earlier nest's read of it
-/// (a missed write-after-read dependence, seen on decomposed softmax), so
-/// the pass then restricts itself to sibling fusion.
+/// A memref stored to by more than one loop nest of one block (a buffer the
+/// bufferizer reused, or an accumulator and its fill fused into one row
+/// loop by pb-fuse-reductions), or null. Upstream's producer-consumer
+/// fusion, which fuses the nests of every block, can move a later nest's
+/// write of such a buffer above an earlier nest's read of it (a missed
+/// write-after-read dependence, seen on decomposed softmax and average
+/// pooling), so the pass then restricts itself to sibling fusion.
 static Value findBufferWrittenByManyNests(func::FuncOp func) {
-  llvm::DenseMap<Value, Operation *> writer;
-  for (auto nest : func.getBody().getOps<affine::AffineForOp>()) {
-    Value shared;
-    nest.walk([&](affine::AffineWriteOpInterface store) {
-      auto [it, inserted] = writer.try_emplace(store.getMemRef(), nest);
-      if (!inserted && it->second != nest.getOperation())
-        shared = store.getMemRef();
-    });
-    if (shared)
-      return shared;
-  }
-  return {};
+  Value shared;
+  func.walk([&](Block *block) {
+    llvm::DenseMap<Value, Operation *> writer;
+    for (auto nest : block->getOps<affine::AffineForOp>()) {
+      nest.walk([&](affine::AffineWriteOpInterface store) {
+        auto [it, inserted] = writer.try_emplace(store.getMemRef(), nest);
+        if (!inserted && it->second != nest.getOperation())
+          shared = store.getMemRef();
+      });
+      if (shared)
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return shared;
 }
 
 /// A memref accessed by an affine load or store through a view (a subview,

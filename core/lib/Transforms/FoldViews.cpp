@@ -32,10 +32,8 @@ namespace mlir::pb {
 using namespace mlir;
 using namespace mlir::pb;
 
-/// The indices into `view`'s source for the indices `exprs` into `view`, and
-/// the source; or failure when `view` is not a static view this folds.
-static FailureOr<Value> foldView(Operation *view,
-                                 SmallVectorImpl<AffineExpr> &exprs) {
+FailureOr<Value> mlir::pb::foldViewIndices(Operation *view,
+                                           SmallVectorImpl<AffineExpr> &exprs) {
   MLIRContext *ctx = view->getContext();
   if (auto subview = dyn_cast<memref::SubViewOp>(view)) {
     ArrayRef<int64_t> offsets = subview.getStaticOffsets();
@@ -113,7 +111,7 @@ template <typename AccessOp> static bool foldAccess(AccessOp op) {
     return false;
   AffineMap map = op.getAffineMap();
   SmallVector<AffineExpr> exprs(map.getResults());
-  FailureOr<Value> source = foldView(view, exprs);
+  FailureOr<Value> source = foldViewIndices(view, exprs);
   if (failed(source))
     return false;
   AffineMap newMap = simplifyAffineMap(AffineMap::get(

@@ -113,6 +113,15 @@ private:
   LogicalResult tileBand(const ChipDesc &chip, affine::AffineForOp root) {
     SmallVector<affine::AffineForOp> band;
     affine::getPerfectlyNestedLoops(band, root);
+    // Loops that carry values (reductions promoted to iter_args) cannot be
+    // tiled by upstream's tiling; the band ends above them.
+    for (size_t k = 0; k < band.size(); ++k)
+      if (band[k].getNumResults()) {
+        band.resize(k);
+        break;
+      }
+    if (band.empty())
+      return success();
     SmallVector<int64_t> tripCounts;
     for (affine::AffineForOp loop : band) {
       std::optional<uint64_t> trip = affine::getConstantTripCount(loop);

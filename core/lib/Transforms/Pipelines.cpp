@@ -63,9 +63,13 @@ static std::string getS3Spec(const pb::PipelineOptions &options) {
   spec += "func.func(pb-lower-to-affine{contractions=1},pb-fold-views),"
           "canonicalize,"
           "func.func(";
+  // Row-wise nests (softmax, layernorm) fuse at their rows first; their
+  // reductions then leave memory for iter_args, which affine-scalrep
+  // forwards to the inner loops that read them.
   if (options.fusion)
-    spec += "pb-affine-fusion,";
-  spec += "pb-tile,pb-mark-parallel,pb-promote-to-scratchpad,pb-vectorize),"
+    spec += "pb-fuse-reductions,pb-affine-fusion,";
+  spec += "pb-promote-accumulators,affine-scalrep,pb-tile,pb-mark-parallel,pb-"
+          "promote-to-scratchpad,pb-vectorize),"
           "canonicalize,cse";
   return spec;
 }

@@ -70,6 +70,13 @@ std::optional<llvm::SmallVector<unsigned>> getPlainDims(AffineMap map);
 /// subview, cast and other view-like ops), or `value` itself.
 Value getBaseBuffer(Value value);
 
+/// Rewrites `exprs`, indices into `view`, into indices into the view's
+/// source, and returns the source; fails, leaving `exprs` alone, unless
+/// `view` is a static memref.subview or memref.expand_shape of a buffer
+/// with the identity layout (pb-fold-views).
+FailureOr<Value> foldViewIndices(Operation *view,
+                                 llvm::SmallVectorImpl<AffineExpr> &exprs);
+
 /// The values of `map`'s results at `operands`: the operand itself for a
 /// plain dimension, else an affine.apply of that result (a convolution's
 /// oh * stride + kh).

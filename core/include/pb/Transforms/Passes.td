@@ -239,6 +239,60 @@ def PBDecomposeAggregatesPass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def PBFuseReductionsPass : Pass<"pb-fuse-reductions", "func::FuncOp"> {
+  let summary = "Fuse the nests of a row-wise computation (softmax, "
+                "layernorm) at their common parallel row loops";
+  let description = [{
+    Stage S3, before `pb-affine-fusion`: the paper's reduce-reduce fusion
+    on loops. Consecutive top-level nests are fused at their leading loops
+    ("the band") when those loops have the same constant bounds, are
+    parallel in each nest, and every buffer one nest writes and the other
+    accesses is subscripted, in all their accesses, by band loop k's index
+    alone at one position (views folded to the base buffer): iterations of
+    the band then touch disjoint rows, and fusion keeps the order of the
+    accesses within a row. Loops that run once are promoted first. Pure ops
+    and allocations between the nests move above the fused nest;
+    deallocations of buffers the next nest does not access stay after it;
+    any other op ends the run.
+
+    Before: fill max; reduce max over j; exp(x - max); fill sum; reduce sum
+    over j; divide, six nests over rows i.
+    After: one nest over i whose body holds the six inner loops over j.
+  }];
+  let dependentDialects = ["affine::AffineDialect", "memref::MemRefDialect"];
+}
+
+def PBPromoteAccumulatorsPass
+    : Pass<"pb-promote-accumulators", "func::FuncOp"> {
+  let summary = "Carry reductions accumulated in memory through loop "
+                "iteration arguments";
+  let description = [{
+    Stage S3. In a loop whose body loads and stores one element of a buffer
+    at a subscript that does not change with the loop (a row's running
+    maximum or sum), and accesses that buffer nowhere else, the element is
+    loaded once before the loop, carried through an `iter_args` value and
+    stored once after it; inner loops first, so a reduction over several
+    loops is carried through all of them. The upstream vectorizer
+    vectorizes such loops as reductions; through memory it cannot.
+
+    ```mlir
+    affine.for %j = 0 to 1024 {
+      %a = affine.load %m[%i]
+      %v = arith.maximumf %a, %x
+      affine.store %v, %m[%i]
+    }
+    ->
+    %a0 = affine.load %m[%i]
+    %r = affine.for %j = 0 to 1024 iter_args(%a = %a0) -> (f32) {
+      %v = arith.maximumf %a, %x
+      affine.yield %v : f32
+    }
+    affine.store %r, %m[%i]
+    ```
+  }];
+  let dependentDialects = ["affine::AffineDialect"];
+}
+
 def PBFuseElementwisePass : Pass<"pb-fuse-elementwise"> {
   let summary = "Fuse elementwise producers into consumers, keeping contractions";
   let description = [{
