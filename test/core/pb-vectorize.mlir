@@ -20,3 +20,37 @@ func.func @scale(%a: memref<1024xf32>, %b: memref<1024xf32>) {
   }
   return
 }
+
+// A row sum of 197 elements (attention scores) carried in iter_args: 192
+// iterations become a vector reduction, and a scalar loop after it adds the
+// remaining 5 (13 on x86-64-v4) to its result.
+// V3-LABEL: func.func @row_sum_remainder
+// V3: %[[V:.*]] = affine.for %{{.*}} = 0 to 192 step 8 iter_args(%{{.*}} = %{{.*}}) -> (vector<8xf32>)
+// V3: %[[R:.*]] = vector.reduction <add>, %[[V]]
+// V3: %[[S:.*]] = arith.addf %[[R]], %{{.*}} : f32
+// V3: %[[T:.*]] = affine.for %{{.*}} = 192 to 197 iter_args(%{{.*}} = %[[S]]) -> (f32)
+// V3: return %[[T]]
+// V4-LABEL: func.func @row_sum_remainder
+// V4: affine.for %{{.*}} = 0 to 192 step 16 iter_args
+// V4: affine.for %{{.*}} = 192 to 197 iter_args
+func.func @row_sum_remainder(%a: memref<197xf32>, %init: f32) -> f32 {
+  %r = affine.for %i = 0 to 197 iter_args(%acc = %init) -> (f32) {
+    %x = affine.load %a[%i] : memref<197xf32>
+    %s = arith.addf %acc, %x : f32
+    affine.yield %s : f32
+  }
+  return %r : f32
+}
+
+// Too short for one vector: left as it is.
+// V3-LABEL: func.func @short
+// V3: affine.for %{{.*}} = 0 to 5 {
+// V3-NOT: vector
+func.func @short(%a: memref<5xf32>) {
+  affine.for %i = 0 to 5 {
+    %x = affine.load %a[%i] : memref<5xf32>
+    %y = arith.addf %x, %x : f32
+    affine.store %y, %a[%i] : memref<5xf32>
+  }
+  return
+}

@@ -35,6 +35,46 @@ static unsigned getNarrowestElementBits(func::FuncOp func) {
   return bits;
 }
 
+/// Whether an affine load or store in `loop` accesses a memref with a
+/// non-identity layout (a view), which the upstream vectorizer rejects.
+static bool hasStridedAccess(affine::AffineForOp loop) {
+  return loop.getBody()
+      ->walk([](Operation *op) {
+        Value memref;
+        if (auto load = dyn_cast<affine::AffineLoadOp>(op))
+          memref = load.getMemRef();
+        else if (auto store = dyn_cast<affine::AffineStoreOp>(op))
+          memref = store.getMemRef();
+        auto type =
+            memref ? dyn_cast<MemRefType>(memref.getType()) : MemRefType();
+        return type && !type.getLayout().isIdentity() ? WalkResult::interrupt()
+                                                      : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// Splits `loop` (unit step, one lower bound, `trip` iterations, not a
+/// multiple of `lanes`) into a loop over the largest multiple of `lanes`
+/// and a remainder loop after it, which continues its reductions: a row of
+/// 197 attention scores becomes 192 vectorized and 5 scalar iterations.
+static void peelRemainder(affine::AffineForOp loop, uint64_t trip,
+                          int64_t lanes) {
+  AffineMap lb = loop.getLowerBoundMap();
+  int64_t mainTrip = static_cast<int64_t>(trip) / lanes * lanes;
+  AffineMap split = AffineMap::get(lb.getNumDims(), lb.getNumSymbols(),
+                                   lb.getResult(0) + mainTrip);
+  OpBuilder b(loop);
+  b.setInsertionPointAfter(loop);
+  auto remainder = cast<affine::AffineForOp>(b.clone(*loop));
+  SmallVector<Value> lbOperands(loop.getLowerBoundOperands());
+  loop.setUpperBound(lbOperands, split);
+  remainder.setLowerBound(lbOperands, split);
+  for (auto [result, next] :
+       llvm::zip(loop.getResults(), remainder.getResults()))
+    result.replaceAllUsesWith(next);
+  remainder.getInitsMutable().assign(loop.getResults());
+}
+
 namespace {
 class PBVectorizePass : public pb::impl::PBVectorizePassBase<PBVectorizePass> {
 public:
@@ -52,6 +92,28 @@ public:
     if (lanes < 2)
       return;
 
+    // Innermost loops whose trip count is not a multiple of the lanes but
+    // holds at least one vector of them lose their remainder to a scalar
+    // loop after them.
+    unsigned peeled = 0;
+    SmallVector<affine::AffineForOp> toPeel;
+    func.walk([&](affine::AffineForOp loop) {
+      if (!loop.getBody()->getOps<affine::AffineForOp>().empty())
+        return;
+      std::optional<uint64_t> trip = affine::getConstantTripCount(loop);
+      SmallVector<affine::LoopReduction> loopReductions;
+      if (trip && *trip > static_cast<uint64_t>(lanes) && *trip % lanes != 0 &&
+          loop.getStepAsInt() == 1 &&
+          loop.getLowerBoundMap().getNumResults() == 1 &&
+          !hasStridedAccess(loop) &&
+          affine::isLoopParallel(loop, &loopReductions))
+        toPeel.push_back(loop);
+    });
+    for (affine::AffineForOp loop : toPeel) {
+      peelRemainder(loop, *affine::getConstantTripCount(loop), lanes);
+      ++peeled;
+    }
+
     // Only innermost loops that the dependence analysis proves parallel
     // (reductions through iter_args included) and whose trip count is a
     // multiple of the vector length are handed to the upstream vectorizer:
@@ -68,24 +130,7 @@ public:
         return;
       SmallVector<affine::LoopReduction> loopReductions;
       std::optional<uint64_t> trip = affine::getConstantTripCount(loop);
-      // The upstream vectorizer reports an error on (and leaves scalar) an
-      // access to a memref with a non-identity layout, e.g. a view.
-      bool stridedAccess =
-          loop.getBody()
-              ->walk([](Operation *op) {
-                Value memref;
-                if (auto load = dyn_cast<affine::AffineLoadOp>(op))
-                  memref = load.getMemRef();
-                else if (auto store = dyn_cast<affine::AffineStoreOp>(op))
-                  memref = store.getMemRef();
-                auto type = memref ? dyn_cast<MemRefType>(memref.getType())
-                                   : MemRefType();
-                return type && !type.getLayout().isIdentity()
-                           ? WalkResult::interrupt()
-                           : WalkResult::advance();
-              })
-              .wasInterrupted();
-      if (!trip || *trip % lanes != 0 || stridedAccess ||
+      if (!trip || *trip % lanes != 0 || hasStridedAccess(loop) ||
           !affine::isLoopParallel(loop, &loopReductions)) {
         ++skipped;
         return;
@@ -123,9 +168,10 @@ public:
             "vectorize: {0} lanes = {1}-bit vectors of "
             "{2}-bit elements ({3}); {4} innermost loops "
             "proven parallel with a trip count multiple of the lanes, {5} left "
-            "scalar; {6} transfers in bounds",
+            "scalar ({7} of them remainders split off); {6} transfers in "
+            "bounds",
             lanes, chip->vectorWidthBits, bits, chip->name, loops.size(),
-            skipped, marked));
+            skipped, marked, peeled));
   }
 };
 } // namespace
