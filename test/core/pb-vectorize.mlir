@@ -54,3 +54,24 @@ func.func @short(%a: memref<5xf32>) {
   }
   return
 }
+
+// Each loop takes its own vector length: a mask loop over i1 (stored as
+// bytes: 32 lanes) does not impose its length on the f32 loop beside it.
+// V3-LABEL: func.func @per_loop_lanes
+// V3: affine.for %{{.*}} = 0 to 64 step 32
+// V3: vector<32xi1>
+// V3: affine.for %{{.*}} = 0 to 64 step 8
+// V3: vector<8xf32>
+func.func @per_loop_lanes(%m: memref<64xi1>, %a: memref<64xf32>) {
+  affine.for %i = 0 to 64 {
+    %x = affine.load %m[%i] : memref<64xi1>
+    %y = arith.xori %x, %x : i1
+    affine.store %y, %m[%i] : memref<64xi1>
+  }
+  affine.for %i = 0 to 64 {
+    %x = affine.load %a[%i] : memref<64xf32>
+    %y = arith.addf %x, %x : f32
+    affine.store %y, %a[%i] : memref<64xf32>
+  }
+  return
+}

@@ -13,6 +13,8 @@
 #include "mlir/Dialect/Affine/Utils.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <map>
+
 namespace mlir::pb {
 #define GEN_PASS_DEF_PBVECTORIZEPASS
 #include "pb/Transforms/Passes.h.inc"
@@ -21,14 +23,21 @@ namespace mlir::pb {
 using namespace mlir;
 using namespace mlir::pb;
 
-/// The narrowest integer or float element width loaded in `func`, or 0.
-static unsigned getNarrowestElementBits(func::FuncOp func) {
+/// The narrowest element width, in bits, that `loop` loads or stores, or 0:
+/// it sets the loop's vector length. Booleans count as the bytes they are
+/// stored in, so that a mask buffer does not ask for 256 lanes.
+static unsigned getNarrowestElementBits(affine::AffineForOp loop) {
   unsigned bits = 0;
-  func.walk([&](affine::AffineLoadOp load) {
-    Type type = load.getMemRefType().getElementType();
-    if (!type.isIntOrFloat())
+  loop.walk([&](Operation *op) {
+    MemRefType type;
+    if (auto load = dyn_cast<affine::AffineLoadOp>(op))
+      type = load.getMemRefType();
+    else if (auto store = dyn_cast<affine::AffineStoreOp>(op))
+      type = store.getMemRefType();
+    if (!type || !type.getElementType().isIntOrFloat())
       return;
-    unsigned width = type.getIntOrFloatBitWidth();
+    unsigned width =
+        std::max(8u, type.getElementType().getIntOrFloatBitWidth());
     if (bits == 0 || width < bits)
       bits = width;
   });
@@ -85,20 +94,27 @@ public:
       func.emitError("pb-vectorize needs a target: run with --target");
       return signalPassFailure();
     }
-    unsigned bits = getNarrowestElementBits(func);
-    if (bits == 0 || chip->vectorWidthBits < bits)
-      return;
-    int64_t lanes = chip->vectorWidthBits / bits;
-    if (lanes < 2)
-      return;
+    // Each innermost loop's vector length is the chip's vector width over
+    // the narrowest element it accesses.
+    auto getLanes = [&](affine::AffineForOp loop) -> int64_t {
+      unsigned bits = getNarrowestElementBits(loop);
+      if (bits == 0 || chip->vectorWidthBits < bits)
+        return 0;
+      int64_t lanes = chip->vectorWidthBits / bits;
+      return lanes < 2 ? 0 : lanes;
+    };
+    auto isInnermost = [](affine::AffineForOp loop) {
+      return loop.getBody()->getOps<affine::AffineForOp>().empty();
+    };
 
     // Innermost loops whose trip count is not a multiple of the lanes but
     // holds at least one vector of them lose their remainder to a scalar
     // loop after them.
     unsigned peeled = 0;
-    SmallVector<affine::AffineForOp> toPeel;
+    SmallVector<std::pair<affine::AffineForOp, int64_t>> toPeel;
     func.walk([&](affine::AffineForOp loop) {
-      if (!loop.getBody()->getOps<affine::AffineForOp>().empty())
+      int64_t lanes = isInnermost(loop) ? getLanes(loop) : 0;
+      if (!lanes)
         return;
       std::optional<uint64_t> trip = affine::getConstantTripCount(loop);
       SmallVector<affine::LoopReduction> loopReductions;
@@ -107,9 +123,9 @@ public:
           loop.getLowerBoundMap().getNumResults() == 1 &&
           !hasStridedAccess(loop) &&
           affine::isLoopParallel(loop, &loopReductions))
-        toPeel.push_back(loop);
+        toPeel.push_back({loop, lanes});
     });
-    for (affine::AffineForOp loop : toPeel) {
+    for (auto [loop, lanes] : toPeel) {
       peelRemainder(loop, *affine::getConstantTripCount(loop), lanes);
       ++peeled;
     }
@@ -122,24 +138,26 @@ public:
     // multiple of the vector length (its transfers are masked only at the
     // memref's bounds, not at the loop's, so an intra-tile loop would
     // write past its tile).
-    llvm::DenseSet<Operation *> loops;
+    std::map<int64_t, llvm::DenseSet<Operation *>> loopsByLanes;
     affine::ReductionLoopMap reductions;
-    unsigned skipped = 0;
+    unsigned skipped = 0, vectorized = 0;
     func.walk([&](affine::AffineForOp loop) {
-      if (!loop.getBody()->getOps<affine::AffineForOp>().empty())
+      if (!isInnermost(loop))
         return;
+      int64_t lanes = getLanes(loop);
       SmallVector<affine::LoopReduction> loopReductions;
       std::optional<uint64_t> trip = affine::getConstantTripCount(loop);
-      if (!trip || *trip % lanes != 0 || hasStridedAccess(loop) ||
+      if (!lanes || !trip || *trip % lanes != 0 || hasStridedAccess(loop) ||
           !affine::isLoopParallel(loop, &loopReductions)) {
         ++skipped;
         return;
       }
-      loops.insert(loop);
+      loopsByLanes[lanes].insert(loop);
+      ++vectorized;
       if (!loopReductions.empty())
         reductions[loop] = loopReductions;
     });
-    if (loops.empty())
+    if (loopsByLanes.empty())
       return;
     // The transfers the vectorizer makes are in bounds: each covers `lanes`
     // consecutive elements of a loop whose trip count is a multiple of
@@ -152,7 +170,13 @@ public:
     func.walk([&](VectorTransferOpInterface transfer) {
       existing.insert(transfer.getOperation());
     });
-    affine::vectorizeAffineLoops(func, loops, {lanes}, {}, reductions);
+    std::string lanesUsed;
+    for (auto &[lanes, loops] : loopsByLanes) {
+      affine::vectorizeAffineLoops(func, loops, {lanes}, {}, reductions);
+      lanesUsed +=
+          llvm::formatv("{0}{1} loops x {2} lanes",
+                        lanesUsed.empty() ? "" : ", ", loops.size(), lanes);
+    }
     unsigned marked = 0;
     func.walk([&](VectorTransferOpInterface transfer) {
       if (existing.contains(transfer.getOperation()))
@@ -162,16 +186,14 @@ public:
                         OpBuilder(transfer).getBoolArrayAttr(inBounds));
       ++marked;
     });
-    explain(
-        func,
-        llvm::formatv(
-            "vectorize: {0} lanes = {1}-bit vectors of "
-            "{2}-bit elements ({3}); {4} innermost loops "
-            "proven parallel with a trip count multiple of the lanes, {5} left "
-            "scalar ({7} of them remainders split off); {6} transfers in "
-            "bounds",
-            lanes, chip->vectorWidthBits, bits, chip->name, loops.size(),
-            skipped, marked, peeled));
+    explain(func,
+            llvm::formatv("vectorize: {0}-bit vectors ({1}); {2} innermost "
+                          "loops proven parallel with a trip count multiple "
+                          "of their lanes ({3}; lanes = vector width over the "
+                          "narrowest element), {4} left scalar ({5} of them "
+                          "remainders split off); {6} transfers in bounds",
+                          chip->vectorWidthBits, chip->name, vectorized,
+                          lanesUsed, skipped, peeled, marked));
   }
 };
 } // namespace
