@@ -100,6 +100,8 @@ static pb_status *parseOptions(const char *text, CompileOptions &options) {
     pb_status *status = nullptr;
     if (key == "fusion")
       status = boolValue(options.pipeline.fusion);
+    else if (key == "reduce-reduce-fusion")
+      status = boolValue(options.pipeline.reduceFusion);
     else if (key == "matrix-units")
       status = boolValue(options.pipeline.matrixUnits);
     else if (key == "allow-tf32")
@@ -111,7 +113,7 @@ static pb_status *parseOptions(const char *text, CompileOptions &options) {
     else if (key == "pipeline" &&
              (value == "optimized" || value == "reference"))
       options.reference = value == "reference";
-    else if (key == "reduce-reduce-fusion" || key == "mma-fusion")
+    else if (key == "mma-fusion")
       status = makeStatus(PB_STATUS_UNSUPPORTED,
                           "option '" + key +
                               "' is not supported yet: that optimization "
@@ -119,7 +121,8 @@ static pb_status *parseOptions(const char *text, CompileOptions &options) {
     else
       status = makeStatus(PB_STATUS_INVALID_ARGUMENT,
                           "unknown option '" + item +
-                              "'; known: fusion=0|1, matrix-units=0|1, "
+                              "'; known: fusion=0|1, reduce-reduce-fusion=0|1, "
+                              "matrix-units=0|1, "
                               "allow-tf32=0|1, allow-tf32-convolutions=0|1, "
                               "warpgroup-units=0|1, "
                               "pipeline=optimized|reference");

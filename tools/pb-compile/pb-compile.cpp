@@ -31,10 +31,11 @@ static llvm::cl::opt<std::string>
            llvm::cl::init("cpu-host"));
 static llvm::cl::opt<std::string>
     options("options",
-            llvm::cl::desc("Comma-separated key=value options: fusion=0|1, "
-                           "matrix-units=0|1, allow-tf32=0|1, "
-                           "allow-tf32-convolutions=0|1, warpgroup-units=0|1, "
-                           "pipeline=optimized|reference"),
+            llvm::cl::desc(
+                "Comma-separated key=value options: fusion=0|1, "
+                "reduce-reduce-fusion=0|1, matrix-units=0|1, allow-tf32=0|1, "
+                "allow-tf32-convolutions=0|1, warpgroup-units=0|1, "
+                "pipeline=optimized|reference"),
             llvm::cl::init(""));
 static llvm::cl::opt<bool>
     printMetadata("print-metadata",

@@ -82,6 +82,12 @@ static llvm::cl::opt<bool>
                  llvm::cl::desc("Ablation: S3 affine fusion (default on)"),
                  llvm::cl::cat(pbCategory));
 
+static llvm::cl::opt<bool> enableReduceFusion(
+    "pb-reduce-fusion", llvm::cl::init(true),
+    llvm::cl::desc("Ablation: S3 reduce-reduce fusion of row-wise nests, "
+                   "pb-fuse-reductions (default on; needs --pb-fusion)"),
+    llvm::cl::cat(pbCategory));
+
 static llvm::cl::opt<bool> enableMatrixUnits(
     "pb-matrix-units", llvm::cl::init(true),
     llvm::cl::desc("Ablation: S3 matrix-unit mapping (default on)"),
@@ -145,6 +151,7 @@ int main(int argc, char **argv) {
 
   pb::PipelineOptions pipelineOptions;
   pipelineOptions.fusion = enableFusion;
+  pipelineOptions.reduceFusion = enableReduceFusion;
   pipelineOptions.matrixUnits = enableMatrixUnits;
   pipelineOptions.allowTF32 = allowTF32;
   pipelineOptions.warpgroupUnits = warpgroupUnits;

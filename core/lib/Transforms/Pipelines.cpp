@@ -66,8 +66,10 @@ static std::string getS3Spec(const pb::PipelineOptions &options) {
   // Row-wise nests (softmax, layernorm) fuse at their rows first; their
   // reductions then leave memory for iter_args, which affine-scalrep
   // forwards to the inner loops that read them.
+  if (options.fusion && options.reduceFusion)
+    spec += "pb-fuse-reductions,";
   if (options.fusion)
-    spec += "pb-fuse-reductions,pb-affine-fusion,";
+    spec += "pb-affine-fusion,";
   spec += "pb-promote-accumulators,affine-scalrep,pb-tile,pb-mark-parallel,pb-"
           "promote-to-scratchpad,pb-vectorize),"
           "canonicalize,cse";

@@ -91,8 +91,11 @@ std::optional<ElementType> getTargetElementType(Type type);
 /// unknown stage name.
 /// Ablation switches of the stage pipelines (DESIGN.md section 1).
 struct PipelineOptions {
-  /// pb-affine-fusion in S3.
+  /// Fusion in S3 (pb-fuse-reductions and pb-affine-fusion).
   bool fusion = true;
+  /// pb-fuse-reductions (reduce-reduce fusion of row-wise nests), when
+  /// `fusion` is on.
+  bool reduceFusion = true;
   /// Matrix-unit mapping of contractions in S3.
   bool matrixUnits = true;
   /// f32 contractions may run on tf32 matrix units (10-bit mantissa
