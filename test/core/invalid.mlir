@@ -22,3 +22,11 @@ module attributes {pb.target = "nvidia-sm80"} {
 // expected-error @+1 {{unknown pb attribute 'pb.tile'}}
 module attributes {pb.tile = 4} {
 }
+
+// -----
+
+func.func @keep_layout_on_alloc() {
+  // expected-error @+1 {{'pb.keep_layout' is a unit attribute of linalg.generic}}
+  %a = memref.alloc() {pb.keep_layout} : memref<4xf32>
+  return
+}

@@ -8,7 +8,7 @@
 #include "pb/Dialect/PBDialect.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "pb/Target/TargetRegistry.h"
 
@@ -62,6 +62,12 @@ LogicalResult PBDialect::verifyOperationAttribute(Operation *op,
     if (!isa<UnitAttr>(attr.getValue()) || !isa<memref::AllocOp>(op))
       return op->emitError() << "'" << kScratchpadAttrName
                              << "' is a unit attribute of memref.alloc";
+    return success();
+  }
+  if (attr.getName() == kKeepLayoutAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<linalg::GenericOp>(op))
+      return op->emitError() << "'" << kKeepLayoutAttrName
+                             << "' is a unit attribute of linalg.generic";
     return success();
   }
   if (attr.getName() != kTargetAttrName)

@@ -108,9 +108,14 @@ static bool isDepthwise(linalg::Conv2DNgchwGfchwOp conv) {
 /// A depthwise NGCHW convolution (one channel per group, as PyTorch's
 /// groups == channels convolutions are emitted) as a channels-last generic
 /// over (n, oh, ow, kh, kw, c): the channel loop innermost and parallel
-/// (vectorized), the window loops before it, the filter read in place
-/// (g, 1, 1, kh, kw); the input and the result transposed around it, which
-/// elementwise fusion and pb-propagate-layouts fold into the neighbours.
+/// (vectorized), the window loops before it; the input and the result
+/// transposed around it, which elementwise fusion and pb-propagate-layouts
+/// fold into the neighbours. The filter (g, 1, 1, kh, kw) is copied to
+/// (kh, kw, g), tagged pb.keep_layout so that S1 keeps the copy: read in
+/// place, its stride of kh x kw elements along the channel loop kept that
+/// loop scalar (the upstream vectorizer needs contiguous or invariant
+/// accesses). The copy is kh x kw x C elements per call, and folds into a
+/// constant when the filter is one.
 static Value buildDepthwiseNhwc(OpBuilder &b, Location loc,
                                 linalg::Conv2DNgchwGfchwOp conv) {
   MLIRContext *ctx = b.getContext();
@@ -133,23 +138,27 @@ static Value buildDepthwiseNhwc(OpBuilder &b, Location loc,
     Value init4 = tensor::CollapseShapeOp::create(b, loc, init, dropGroup);
     initNhwc = transpose(b, loc, init4, {0, 2, 3, 1});
   }
+  Value filter3 = tensor::CollapseShapeOp::create(
+      b, loc, filter, SmallVector<ReassociationIndices>{{0, 1, 2}, {3}, {4}});
+  Value filterHwc = transpose(b, loc, filter3, {1, 2, 0});
+  filterHwc.getDefiningOp()->setAttr(PBDialect::kKeepLayoutAttrName,
+                                     b.getUnitAttr());
   SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
   SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
   AffineExpr n, oh, ow, kh, kw, c;
   bindDims(ctx, n, oh, ow, kh, kw, c);
-  AffineExpr zero = getAffineConstantExpr(0, ctx);
   SmallVector<AffineMap> maps = {
       AffineMap::get(6, 0,
                      {n, oh * strides[0] + kh * dilations[0],
                       ow * strides[1] + kw * dilations[1], c},
                      ctx),
-      AffineMap::get(6, 0, {c, zero, zero, kh, kw}, ctx),
+      AffineMap::get(6, 0, {kh, kw, c}, ctx),
       AffineMap::get(6, 0, {n, oh, ow, c}, ctx)};
   SmallVector<utils::IteratorType> iterators = {
       utils::IteratorType::parallel,  utils::IteratorType::parallel,
       utils::IteratorType::parallel,  utils::IteratorType::reduction,
       utils::IteratorType::reduction, utils::IteratorType::parallel};
-  Value conv2 = buildMultiplyAccumulate(b, loc, inputNhwc, filter, initNhwc,
+  Value conv2 = buildMultiplyAccumulate(b, loc, inputNhwc, filterHwc, initNhwc,
                                         maps, iterators);
   Value result = transpose(b, loc, conv2, {0, 3, 1, 2});
   return tensor::ExpandShapeOp::create(b, loc, init.getType(), result,

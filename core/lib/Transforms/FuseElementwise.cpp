@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pb/Dialect/PBDialect.h"
 #include "pb/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -49,7 +50,8 @@ static bool onlyMovesData(Operation *op) {
 
 static bool shouldFuse(OpOperand *fused) {
   Operation *producer = fused->get().getDefiningOp();
-  if (!producer || !producer->hasOneUse())
+  if (!producer || !producer->hasOneUse() ||
+      producer->hasAttr(pb::PBDialect::kKeepLayoutAttrName))
     return false;
   auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
   if (consumer && pb::isMultiplyAccumulate(consumer) &&

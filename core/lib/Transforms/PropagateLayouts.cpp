@@ -322,7 +322,8 @@ private:
   static std::optional<SmallVector<int64_t>>
   choosePermutation(linalg::GenericOp generic, bool requireMajority = true) {
     if (generic.getNumDpsInits() != 1 || generic.getNumResults() != 1 ||
-        generic.hasIndexSemantics())
+        generic.hasIndexSemantics() ||
+        generic->hasAttr(PBDialect::kKeepLayoutAttrName))
       return std::nullopt;
     auto type = dyn_cast<RankedTensorType>(generic.getResult(0).getType());
     if (!type || type.getRank() < 2 || !type.hasStaticShape())

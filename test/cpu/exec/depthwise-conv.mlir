@@ -1,9 +1,20 @@
 // RUN: %check_cpu | FileCheck %s
 // RUN: pb-opt %s --target=cpu-x86-64-v3 --pb-pipeline=s1 -o - | FileCheck %s --check-prefix=S1
+// RUN: pb-opt %s --target=cpu-x86-64-v3 --pb-pipeline=s1,s2,s3 -o - | FileCheck %s --check-prefix=S3
 // CHECK: OK depthwise: 700 values match the reference
 // S1-NOT: linalg.conv_2d_ngchw_gfchw
+// The filter is copied to (kh, kw, c), a copy that S1 keeps
+// (pb.keep_layout; reshape propagation moves the unit dimensions), so that
+// the channel loop reads it contiguously.
+// S1: linalg.generic {{.*}} ins(%{{.*}} : tensor<16x1x1x3x3xf32>) outs(%{{.*}} : tensor<3x3x16x1x1xf32>)
 // S1: iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]
+// S1-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x11x11x16xf32>, tensor<3x3x16xf32>)
 // S1-SAME: outs(%{{.*}} : tensor<1x5x5x16xf32>)
+// In S3 the 16-channel convolution's channel loop is vectorized: input,
+// filter and accumulator are read in vectors of 8 channels.
+// S3: affine.for %{{.*}} = 0 to 16 step 8 {
+// S3: vector.transfer_read {{.*}} : memref<1x11x11x16xf32>, vector<8xf32>
+// S3: vector.transfer_read {{.*}} : memref<3x3x16xf32>, vector<8xf32>
 // Depthwise convolutions as the torch frontend emits them (groups ==
 // channels: NGCHW with one channel per group between reshapes): 16
 // channels with stride 2 after a ReLU, and 12 channels (not a multiple of

@@ -48,6 +48,12 @@ def PB_Dialect : Dialect {
     /// S4 places every block-level buffer in shared memory).
     static constexpr ::llvm::StringLiteral kScratchpadAttrName =
         "pb.scratchpad";
+    /// Unit attribute on a data-movement linalg.generic (a transpose) whose
+    /// result layout is wanted: S1's elementwise fusion and layout
+    /// propagation leave it alone (set by pb-conv-to-channels-last on a
+    /// depthwise filter, so that its channels are contiguous).
+    static constexpr ::llvm::StringLiteral kKeepLayoutAttrName =
+        "pb.keep_layout";
   }];
 }
 
