@@ -12,6 +12,12 @@ It prints a Markdown table with the speedups over each baseline and their
 geometric mean, and writes models.md, models.csv and models.png (a bar chart)
 to --out. A model that fails to compile is reported as such and left out of
 the geomean.
+
+With --freeze, PolyBlocks compiles with freeze=True (parameters become
+constants) and Inductor with torch._inductor.config.freezing = True, so that
+both baselines fold the weights the same way. The header names the torch
+thread count and whether eager's convolutions and matmuls may use oneDNN
+(torch.backends.mkldnn), the library eager and Inductor call into.
 """
 
 from __future__ import annotations
@@ -58,12 +64,16 @@ def _median_ms(fn, inputs, runs: int, warmup: int) -> float:
     return statistics.median(times) * 1e3
 
 
-def _compile(model, backend: str, target: str):
+def _compile(model, backend: str, target: str, freeze: bool = False):
     import torch._dynamo
     torch._dynamo.reset()
     if backend == "polyblocks":
         import polyblocks  # noqa: F401  (registers the backend)
-        return torch.compile(model, backend="polyblocks", options={"target": target})
+        return torch.compile(model, backend="polyblocks",
+                             options={"target": target, "freeze": freeze})
+    if backend == "inductor":
+        import torch._inductor.config as inductor_config
+        inductor_config.freezing = freeze
     return torch.compile(model, backend=backend)
 
 
@@ -86,7 +96,7 @@ def bench_model(name: str, args, step) -> dict:
         step(f"{name}: polyblocks compile")
         t = time.perf_counter()
         try:
-            compiled = _compile(model, "polyblocks", args.target)
+            compiled = _compile(model, "polyblocks", args.target, args.freeze)
             res = models.output_tensors(compiled(*inputs))
         except Exception as e:  # reported in the table, not fatal
             row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
@@ -102,7 +112,7 @@ def bench_model(name: str, args, step) -> dict:
             step(f"{name}: {base}")
             t = time.perf_counter()
             try:
-                other = _compile(model, base, args.target)
+                other = _compile(model, base, args.target, args.freeze)
                 other(*inputs)
             except Exception as e:
                 row[f"{base}_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
@@ -193,6 +203,8 @@ def main(argv=None) -> int:
     p.add_argument("--runs", type=int, default=10)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--out", default="bench-results")
+    p.add_argument("--freeze", action="store_true",
+                   help="PolyBlocks freeze=True against Inductor with freezing on")
     args = p.parse_args(argv)
     args.baselines = [b.strip() for b in args.baseline.split(",") if b.strip()]
     for b in args.baselines:
@@ -224,10 +236,14 @@ def main(argv=None) -> int:
     _progress(steps, steps, "done")
 
     table = report(rows, args)
-    header = (f"Models, batch {args.batch}, target {args.target}; median of {args.runs} "
-              f"runs after {args.warmup} warm-ups; {datetime.date.today()}, "
+    onednn = ("on" if torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled
+              else "off")
+    header = (f"Models, batch {args.batch}, target {args.target}, freeze "
+              f"{'on' if args.freeze else 'off'} (Inductor freezing likewise); median of "
+              f"{args.runs} runs after {args.warmup} warm-ups; {datetime.date.today()}, "
               f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-              f"torch {torch.__version__}, {torch.get_num_threads()} torch threads.")
+              f"torch {torch.__version__}, {torch.get_num_threads()} torch threads, "
+              f"oneDNN for eager {onednn}.")
     (out / "models.md").write_text(header + "\n\n" + table + "\n")
     with open(out / "models.csv", "w", newline="") as f:
         keys = sorted({k for r in rows for k in r}, key=lambda k: (k != "model", k))
