@@ -15,7 +15,8 @@
 //     same inputs (GFLOP/s, ratio ours/OpenBLAS, max error vs OpenBLAS);
 //   - ResNet-50 conv2d layers, batch 1, NHWC (GFLOP/s, checked against a
 //     naive C++ reference);
-//   - softmax, layernorm and a 6-op elementwise chain: effective bandwidth
+//   - softmax, layernorm, RMSNorm and a 6-op elementwise chain: effective
+//     bandwidth
 //     (bytes the program must read and write / time) as a fraction of a
 //     STREAM-like copy bandwidth measured in the same run.
 //
@@ -574,6 +575,7 @@ public:
               int64_t f, int64_t stride, int64_t pad);
   void softmax(int64_t rows, int64_t cols);
   void layernorm(int64_t rows, int64_t cols);
+  void rmsnorm(int64_t rows, int64_t cols);
   void elementwiseChain(int64_t rows, int64_t cols);
 
   void print(FILE *out) const;
@@ -961,6 +963,73 @@ void Bench::layernorm(int64_t rows, int64_t cols) {
   record(result);
 }
 
+/// RMSNorm over the last dimension in linalg.generic ops, as LLaMA-style
+/// models write it: the mean of squares (one reduction), then
+/// x * rsqrt(mean + eps) * gamma.
+void Bench::rmsnorm(int64_t rows, int64_t cols) {
+  Result result;
+  result.name = "rmsnorm " + std::to_string(rows) + "x" + std::to_string(cols);
+  if (!selected(result.name))
+    return;
+  result.unit = "GB/s";
+  result.baselineName = "copy";
+  result.checkedAgainst = "naive C++";
+  const double eps = 1e-6;
+  Shape s{rows, cols}, row{rows}, vec{cols};
+  std::string t = tensorType(s), tr = tensorType(row), tv = tensorType(vec);
+  std::string ij = "(i, j)", i = "(i)", j = "(j)";
+  std::string par = "parallel", red = "reduction";
+  char constants[256];
+  std::snprintf(constants, sizeof(constants),
+                "  %%zero = arith.constant 0.0 : f32\n"
+                "  %%invn = arith.constant %.9e : f32\n"
+                "  %%eps = arith.constant %.9e : f32\n",
+                1.0 / double(cols), eps);
+  std::string module =
+      "func.func @rmsnorm(%x: " + t + ", %gamma: " + tv + ") -> " + t + " {\n" +
+      constants + "  %er = tensor.empty() : " + tr +
+      "\n  %zr = linalg.fill ins(%zero : f32) outs(%er : " + tr + ") -> " + tr +
+      "\n  %e = tensor.empty() : " + t + "\n" +
+      generic("%ssq", ij, {ij, i}, {par, red}, {"%x"}, {t}, "%zr", tr,
+              "    %q = arith.mulf %a0, %a0 : f32\n"
+              "    %s = arith.addf %q, %o : f32\n"
+              "    linalg.yield %s : f32\n") +
+      generic("%y", ij, {ij, i, j, ij}, {par, par}, {"%x", "%ssq", "%gamma"},
+              {t, tr, tv}, "%e", t,
+              "    %m = arith.mulf %a1, %invn : f32\n"
+              "    %me = arith.addf %m, %eps : f32\n"
+              "    %r = math.rsqrt %me : f32\n"
+              "    %n = arith.mulf %a0, %r : f32\n"
+              "    %g = arith.mulf %n, %a2 : f32\n"
+              "    linalg.yield %g : f32\n") +
+      "  return %y : " + t + "\n}\n";
+
+  Buffer x(numElements(s)), gamma(cols), y(numElements(s));
+  fillRandom(x, 9, -2.0f, 2.0f);
+  fillRandom(gamma, 10, 0.5f, 1.5f);
+  if (!runOurs(module, "rmsnorm", {s, vec}, {s},
+               {x.get(), gamma.get(), y.get()}, result))
+    return record(result);
+
+  double bytes = (2.0 * numElements(s) + cols) * sizeof(float);
+  result.ours = bytes / (result.oursMs * 1e-3) / 1e9;
+  result.baseline = copyGBs();
+  result.ratio = result.ours / result.baseline;
+
+  std::vector<double> ref(numElements(s));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *in = &x[r * cols];
+    double ssq = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      ssq += double(in[c]) * in[c];
+    double rrms = 1.0 / std::sqrt(ssq / cols + eps);
+    for (int64_t c = 0; c < cols; ++c)
+      ref[r * cols + c] = in[c] * rrms * gamma[c];
+  }
+  result.error = maxRelError(y.get(), ref.data(), y.size());
+  record(result);
+}
+
 /// Six elementwise linalg.generic ops, each its own op (so fusion matters):
 /// t1 = x + y; t2 = t1 * x; t3 = t2 - y; t4 = max(t3, -0.5);
 /// t5 = min(t4, 0.5); out = t5 + x. It must read x and y and write out.
@@ -1218,6 +1287,7 @@ int main(int argc, char **argv) {
   // 3. Memory-bound programs against copy bandwidth.
   bench.softmax(4096, 1024);
   bench.layernorm(4096, 1024);
+  bench.rmsnorm(4096, 1024);
   bench.elementwiseChain(4096, 4096);
 
   if (bench.empty()) {

@@ -55,11 +55,12 @@ func.func @short(%a: memref<5xf32>) {
   return
 }
 
-// Each loop takes its own vector length: a mask loop over i1 (stored as
-// bytes: 32 lanes) does not impose its length on the f32 loop beside it.
+// Each loop takes its own vector length: a loop over a buffer of i1 (one
+// byte per element, which a vector<Nxi1> load would read as bits) stays
+// scalar and does not impose 256 lanes on the f32 loop beside it.
 // V3-LABEL: func.func @per_loop_lanes
-// V3: affine.for %{{.*}} = 0 to 64 step 32
-// V3: vector<32xi1>
+// V3: affine.for %{{.*}} = 0 to 64 {
+// V3: arith.xori %{{.*}} : i1
 // V3: affine.for %{{.*}} = 0 to 64 step 8
 // V3: vector<8xf32>
 func.func @per_loop_lanes(%m: memref<64xi1>, %a: memref<64xf32>) {

@@ -23,11 +23,14 @@ namespace mlir::pb {
 using namespace mlir;
 using namespace mlir::pb;
 
-/// The narrowest element width, in bits, that `loop` loads or stores, or 0:
-/// it sets the loop's vector length. Booleans count as the bytes they are
-/// stored in, so that a mask buffer does not ask for 256 lanes.
+/// The narrowest element width, in bits, that `loop` loads or stores: it
+/// sets the loop's vector length. 0 when the loop accesses none, or a
+/// buffer of booleans: LLVM packs a vector of i1 into bits, so a vector
+/// load from a buffer of one byte per i1 would read the wrong bytes (a
+/// causal mask gave wrong attention in gpt2); such loops stay scalar.
 static unsigned getNarrowestElementBits(affine::AffineForOp loop) {
   unsigned bits = 0;
+  bool boolean = false;
   loop.walk([&](Operation *op) {
     MemRefType type;
     if (auto load = dyn_cast<affine::AffineLoadOp>(op))
@@ -36,12 +39,12 @@ static unsigned getNarrowestElementBits(affine::AffineForOp loop) {
       type = store.getMemRefType();
     if (!type || !type.getElementType().isIntOrFloat())
       return;
-    unsigned width =
-        std::max(8u, type.getElementType().getIntOrFloatBitWidth());
+    unsigned width = type.getElementType().getIntOrFloatBitWidth();
+    boolean |= width == 1;
     if (bits == 0 || width < bits)
       bits = width;
   });
-  return bits;
+  return boolean ? 0 : bits;
 }
 
 /// Whether an affine load or store in `loop` accesses a memref with a
