@@ -94,6 +94,38 @@ static void widenParallel(affine::AffineParallelOp par, int64_t wanted,
   }
 }
 
+/// Bytes of the buffers that `nest` accesses, each counted whole and once,
+/// or nothing when one has a dynamic shape.
+static std::optional<int64_t> getAccessedBytes(Operation *nest) {
+  llvm::SmallPtrSet<Value, 8> seen;
+  int64_t bytes = 0;
+  bool dynamic = false;
+  nest->walk([&](Operation *op) {
+    for (Value operand : op->getOperands()) {
+      auto type = dyn_cast<MemRefType>(operand.getType());
+      if (!type || !seen.insert(operand).second)
+        continue;
+      if (!type.hasStaticShape()) {
+        dynamic = true;
+        continue;
+      }
+      bytes += type.getNumElements() *
+               std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    }
+  });
+  return dynamic ? std::nullopt : std::optional<int64_t>(bytes);
+}
+
+/// The innermost cache owned by one instance of compute level `kind` (a
+/// core's L1), or null.
+static const MemoryLevelDesc *getInnermostCache(const ChipDesc &chip,
+                                                ComputeLevelKind kind) {
+  for (const MemoryLevelDesc &level : chip.memoryLevels)
+    if (level.kind == MemoryKind::Cache && level.scope == kind)
+      return &level;
+  return nullptr;
+}
+
 namespace {
 class PBMarkParallelPass
     : public pb::impl::PBMarkParallelPassBase<PBMarkParallelPass> {
@@ -105,6 +137,29 @@ public:
       func.emitError("pb-mark-parallel needs a target: run with --target");
       return signalPassFailure();
     }
+    // The level the outermost parallel loops map to (below the root).
+    ArrayRef<ComputeLevelDesc> levels = chip->computeLevels;
+    const ComputeLevelDesc &level = levels[levels.size() > 1 ? 1 : 0];
+
+    // On cores, every parallel loop is a fork and a join of threads, which
+    // costs more than a nest whose buffers fit one core's innermost cache
+    // takes to run (squeeze-and-excitation blocks: vectors of a few hundred
+    // channels). Such nests stay serial. GPU blocks have no such cost.
+    llvm::SmallPtrSet<Operation *, 16> serial;
+    int64_t smallBytes = 0;
+    if (level.kind == ComputeLevelKind::Core)
+      if (const MemoryLevelDesc *cache = getInnermostCache(*chip, level.kind))
+        smallBytes = cache->capacityBytes;
+    for (auto nest : func.getBody().getOps<affine::AffineForOp>()) {
+      std::optional<int64_t> bytes = getAccessedBytes(nest);
+      if (bytes && *bytes <= smallBytes) {
+        serial.insert(nest);
+        nest.walk([](affine::AffineForOp loop) {
+          loop->removeAttr(PBDialect::kParallelAttrName);
+        });
+      }
+    }
+
     // Loops pb-tile proved parallel before tiling: the outermost one of each
     // nest becomes the parallel loop (upstream's analysis below would only
     // find the intra-tile loops, one fork per tile).
@@ -115,9 +170,6 @@ public:
       proven.push_back(loop);
       return WalkResult::skip();
     });
-    // The level the outermost parallel loops map to (below the root).
-    ArrayRef<ComputeLevelDesc> levels = chip->computeLevels;
-    const ComputeLevelDesc &level = levels[levels.size() > 1 ? 1 : 0];
     // Enough iterations for every physical unit of the root (SMs of a GPU)
     // to get several: nested proven-parallel loops join the outermost one
     // until then. Unknown unit counts (CPU cores, known at run time) keep
@@ -136,14 +188,28 @@ public:
       loop->removeAttr(PBDialect::kParallelAttrName);
     });
 
-    OpPassManager pm(func::FuncOp::getOperationName());
-    // One parallel loop per nest: inner loops stay affine.for for the
-    // vectorizer and for register tiling.
-    affine::AffineParallelizeOptions options;
-    options.maxNested = 1;
-    pm.addPass(affine::createAffineParallelize(options));
-    if (failed(runPipeline(pm, func)))
-      return signalPassFailure();
+    // One parallel loop per nest (what upstream's affine-parallelize does
+    // with max-nested=1, minus the serial nests): the outermost loops
+    // proven parallel; inner loops stay affine.for for the vectorizer and
+    // for register tiling.
+    SmallVector<affine::AffineForOp> candidates;
+    for (Operation &op : func.getBody().getOps()) {
+      if (serial.contains(&op))
+        continue;
+      op.walk<WalkOrder::PreOrder>([&](Operation *nested) {
+        if (isa<affine::AffineParallelOp>(nested))
+          return WalkResult::skip();
+        auto loop = dyn_cast<affine::AffineForOp>(nested);
+        if (loop && loop.getNumResults() == 0 && affine::isLoopParallel(loop)) {
+          candidates.push_back(loop);
+          return WalkResult::skip();
+        }
+        return WalkResult::advance();
+      });
+    }
+    for (affine::AffineForOp loop : candidates)
+      if (failed(affine::affineParallelize(loop)))
+        return signalPassFailure();
 
     if (wanted > 0) {
       SmallVector<affine::AffineParallelOp> outermost;
@@ -160,6 +226,14 @@ public:
     // below the hierarchy's root: blocks of a grid, cores of a socket.
     auto levelAttr =
         StringAttr::get(&getContext(), stringifyComputeLevelKind(level.kind));
+    if (!serial.empty())
+      explain(func, llvm::formatv("parallel: {0} nests left serial: the "
+                                  "buffers each accesses fit in {1} B, the "
+                                  "'{2}' of one '{3}', less work than a fork "
+                                  "and join of threads",
+                                  serial.size(), smallBytes,
+                                  getInnermostCache(*chip, level.kind)->name,
+                                  level.name));
     func.walk([&](affine::AffineParallelOp loop) {
       if (loop->getParentOfType<affine::AffineParallelOp>())
         return;
