@@ -70,8 +70,8 @@ static std::string getS3Spec(const pb::PipelineOptions &options) {
     spec += "pb-fuse-reductions,";
   if (options.fusion)
     spec += "pb-affine-fusion,";
-  spec += "pb-promote-accumulators,affine-scalrep,pb-tile,pb-mark-parallel,pb-"
-          "promote-to-scratchpad,pb-vectorize),"
+  spec += "pb-promote-accumulators,affine-scalrep,pb-tile,pb-mark-parallel,"
+          "pb-promote-to-scratchpad,pb-vectorize),"
           "canonicalize,cse";
   return spec;
 }

@@ -465,7 +465,9 @@ def PBMarkParallelPass : Pass<"pb-mark-parallel", "func::FuncOp"> {
     Stage S3. Converts parallel `affine.for` loops to `affine.parallel`
     (upstream's parallelization analysis) and marks each outermost one with
     `pb.level`, the outermost parallel compute level of the target (a grid
-    of blocks on GPUs, cores on CPUs); S4 maps it.
+    of blocks on GPUs, cores on CPUs); S4 maps it. When that level is cores,
+    a top-level nest whose buffers together fit the innermost cache of one
+    core stays serial: a fork and join of threads costs more than it runs.
 
     After (on a CPU target):
     ```mlir
