@@ -11,6 +11,7 @@
 
 #include "pb/Transforms/Passes.h"
 
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
@@ -45,6 +46,19 @@ Value mlir::pb::getBaseBuffer(Value value) {
   while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
     value = view.getViewSource();
   return value;
+}
+
+bool mlir::pb::hasOnlyAffineMemoryEffects(Operation *root) {
+  return !root->walk([](Operation *op) {
+                if (isa<affine::AffineReadOpInterface,
+                        affine::AffineWriteOpInterface, affine::AffineForOp,
+                        affine::AffineIfOp, affine::AffineYieldOp>(op) ||
+                    isMemoryEffectFree(op) ||
+                    hasSingleEffect<MemoryEffects::Allocate>(op))
+                  return WalkResult::advance();
+                return WalkResult::interrupt();
+              })
+              .wasInterrupted();
 }
 
 SmallVector<Value> mlir::pb::applyIndexingMap(OpBuilder &b, Location loc,

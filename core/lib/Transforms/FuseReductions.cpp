@@ -75,22 +75,6 @@ struct Nest {
 };
 } // namespace
 
-/// Whether `op` (inside a nest) may be fused: its only memory effects are
-/// those of affine loads and stores, or allocations.
-static bool hasOnlyAffineEffects(Operation *root) {
-  return !root->walk([](Operation *op) {
-                if (isa<affine::AffineReadOpInterface,
-                        affine::AffineWriteOpInterface, affine::AffineForOp,
-                        affine::AffineIfOp, affine::AffineYieldOp>(op))
-                  return WalkResult::advance();
-                if (isMemoryEffectFree(op) ||
-                    hasSingleEffect<MemoryEffects::Allocate>(op))
-                  return WalkResult::advance();
-                return WalkResult::interrupt();
-              })
-              .wasInterrupted();
-}
-
 /// The accesses of `root`, with `bandIVs[k]` as dimension k and every other
 /// index value as a symbol numbered in `symbols` (shared between nests, so
 /// that a value common to two nests is the same symbol).
@@ -113,16 +97,12 @@ collectAccesses(Operation *root, ArrayRef<Value> bandIVs,
       map = store.getAffineMap();
       operands = store.getMapOperands();
       access.write = true;
-    } else if (isa<affine::AffineReadOpInterface,
-                   affine::AffineWriteOpInterface>(op)) {
+    } else if (auto read = dyn_cast<affine::AffineReadOpInterface>(op)) {
       // Vector loads and stores: base known, subscripts not.
-      memref = isa<affine::AffineReadOpInterface>(op)
-                   ? cast<affine::AffineReadOpInterface>(op).getMemRef()
-                   : cast<affine::AffineWriteOpInterface>(op).getMemRef();
-      access.write = isa<affine::AffineWriteOpInterface>(op);
-      access.known = false;
-      access.base = getBaseBuffer(memref);
-      accesses.push_back(access);
+      accesses.push_back({getBaseBuffer(read.getMemRef()), {}, false, false});
+      return;
+    } else if (auto write = dyn_cast<affine::AffineWriteOpInterface>(op)) {
+      accesses.push_back({getBaseBuffer(write.getMemRef()), {}, true, false});
       return;
     } else {
       return;
@@ -287,7 +267,6 @@ public:
 
     unsigned before = 0, fusedNests = 0, groups = 0;
     std::optional<Nest> current;
-    SmallVector<Access> currentAccesses;
     unsigned currentSize = 0;
     auto close = [&]() {
       if (current && currentSize > 1) {
@@ -303,23 +282,20 @@ public:
                               currentSize, current->band.size(), shape));
       }
       current.reset();
-      currentAccesses.clear();
       currentSize = 0;
     };
 
+    // Ops between two nests are checked when the second one is reached:
+    // pure ops and allocations move above the run (the next nest may use
+    // them); deallocations of buffers the next nest does not touch stay
+    // after it; anything else ends the run.
     Block &body = func.getBody().front();
     for (Operation &op : llvm::make_early_inc_range(body)) {
       auto loop = dyn_cast<affine::AffineForOp>(op);
-      if (!loop) {
-        if (!current)
-          continue;
-        // Ops between nests: pure ops and allocations move above the run
-        // (the next nest may use them); deallocations of buffers the next
-        // nest does not touch stay after it; anything else ends the run.
+      if (!loop)
         continue;
-      }
       ++before;
-      if (!hasOnlyAffineEffects(loop)) {
+      if (!hasOnlyAffineMemoryEffects(loop)) {
         close();
         continue;
       }
@@ -339,10 +315,10 @@ public:
         currentIVs.push_back(current->band[k].getInductionVar());
         nextIVs.push_back(next.band[k].getInductionVar());
       }
-      // The run's accesses were collected with its whole band; recollect
-      // with the depth at hand.
+      // Band loop k of either nest is dimension k of both access lists.
       llvm::DenseMap<Value, unsigned> symbols;
-      currentAccesses = collectAccesses(current->root, currentIVs, symbols);
+      SmallVector<Access> currentAccesses =
+          collectAccesses(current->root, currentIVs, symbols);
       SmallVector<Access> nextAccesses =
           collectAccesses(next.root, nextIVs, symbols);
       depth = getAlignedDepth(currentAccesses, nextAccesses, depth);

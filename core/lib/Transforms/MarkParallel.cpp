@@ -9,9 +9,7 @@
 #include "pb/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
-#include "mlir/Dialect/Affine/Transforms/Passes.h"
 #include "mlir/Dialect/Affine/Utils.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::pb {

@@ -18,7 +18,6 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::pb {
@@ -28,21 +27,6 @@ namespace mlir::pb {
 
 using namespace mlir;
 using namespace mlir::pb;
-
-/// Whether `loop` accesses memory only through affine loads and stores (and
-/// allocations): any other effect could alias the accumulator.
-static bool hasOnlyAffineAccesses(affine::AffineForOp loop) {
-  return !loop->walk([](Operation *op) {
-                if (isa<affine::AffineReadOpInterface,
-                        affine::AffineWriteOpInterface, affine::AffineForOp,
-                        affine::AffineIfOp, affine::AffineYieldOp>(op) ||
-                    isMemoryEffectFree(op) ||
-                    hasSingleEffect<MemoryEffects::Allocate>(op))
-                  return WalkResult::advance();
-                return WalkResult::interrupt();
-              })
-              .wasInterrupted();
-}
 
 /// A load and a store of one loop-invariant element, directly in `loop`'s
 /// body, the load first, and no other access to that buffer in the loop.
@@ -81,7 +65,7 @@ findAccumulator(affine::AffineForOp loop, affine::AffineStoreOp store) {
 
 /// Carries the accumulators of `loop` through iter_args; returns how many.
 static unsigned promoteAccumulators(affine::AffineForOp &loop) {
-  if (!hasOnlyAffineAccesses(loop))
+  if (!hasOnlyAffineMemoryEffects(loop))
     return 0;
   SmallVector<std::pair<affine::AffineLoadOp, affine::AffineStoreOp>> pairs;
   for (auto store : loop.getBody()->getOps<affine::AffineStoreOp>())

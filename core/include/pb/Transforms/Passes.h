@@ -70,6 +70,11 @@ std::optional<llvm::SmallVector<unsigned>> getPlainDims(AffineMap map);
 /// subview, cast and other view-like ops), or `value` itself.
 Value getBaseBuffer(Value value);
 
+/// Whether the only memory effects inside `root` are those of affine loads
+/// and stores, and allocations: nothing else can touch a buffer that an
+/// analysis of those accesses reasons about.
+bool hasOnlyAffineMemoryEffects(Operation *root);
+
 /// Rewrites `exprs`, indices into `view`, into indices into the view's
 /// source, and returns the source; fails, leaving `exprs` alone, unless
 /// `view` is a static memref.subview or memref.expand_shape of a buffer
