@@ -11,8 +11,9 @@
 // pbCompile, runs it on seeded random inputs (--warmup untimed runs, then
 // --runs timed runs) and reports the median time:
 //
-//   - f32 matmul 512^3, 1024^3, 2048^3 against OpenBLAS's cblas_sgemm on the
-//     same inputs (GFLOP/s, ratio ours/OpenBLAS, max error vs OpenBLAS);
+//   - f32 matmul 512^3, 1024^3, 2048^3 and transformer-sized x @ W^T
+//     ("linear") against OpenBLAS's cblas_sgemm on the same inputs (GFLOP/s,
+//     ratio ours/OpenBLAS, max error vs OpenBLAS);
 //   - ResNet-50 conv2d layers, batch 1, NHWC (GFLOP/s, checked against a
 //     naive C++ reference);
 //   - softmax, layernorm, RMSNorm and a 6-op elementwise chain: effective
@@ -570,7 +571,7 @@ public:
     return false;
   }
 
-  void matmul(int64_t m, int64_t n, int64_t k);
+  void matmul(int64_t m, int64_t n, int64_t k, bool transposeB = false);
   void conv2d(int64_t h, int64_t w, int64_t c, int64_t kh, int64_t kw,
               int64_t f, int64_t stride, int64_t pad);
   void softmax(int64_t rows, int64_t cols);
@@ -658,17 +659,37 @@ void Bench::record(Result result) {
 // Cases
 //===----------------------------------------------------------------------===//
 
-/// C[m x n] = A[m x k] * B[k x n], against cblas_sgemm.
-void Bench::matmul(int64_t m, int64_t n, int64_t k) {
+/// C[m x n] = A[m x k] * B[k x n], against cblas_sgemm; with `transposeB`,
+/// B is stored n x k (torch's linear: x @ W^T) and read as a linalg.generic.
+void Bench::matmul(int64_t m, int64_t n, int64_t k, bool transposeB) {
   Result result;
-  result.name = "matmul " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+  result.name = std::string(transposeB ? "linear " : "matmul ") +
+                std::to_string(m) + "x" + std::to_string(n) + "x" +
                 std::to_string(k);
   if (!selected(result.name))
     return;
   result.unit = "GFLOP/s";
   result.baselineName = "OpenBLAS sgemm";
   result.checkedAgainst = "OpenBLAS";
-  Shape a{m, k}, b{k, n}, c{m, n};
+  Shape a{m, k}, b = transposeB ? Shape{n, k} : Shape{k, n}, c{m, n};
+  std::string contraction =
+      transposeB
+          ? "  %r = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> "
+            "(m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) "
+            "-> (m, n)>], iterator_types = [\"parallel\", \"parallel\", "
+            "\"reduction\"]} ins(%a, %b : " +
+                tensorType(a) + ", " + tensorType(b) +
+                ") outs(%f : " + tensorType(c) +
+                ") {\n"
+                "  ^bb0(%x: f32, %y: f32, %acc: f32):\n"
+                "    %p = arith.mulf %x, %y : f32\n"
+                "    %s = arith.addf %acc, %p : f32\n"
+                "    linalg.yield %s : f32\n"
+                "  } -> " +
+                tensorType(c) + "\n"
+          : "  %r = linalg.matmul ins(%a, %b : " + tensorType(a) + ", " +
+                tensorType(b) + ") outs(%f : " + tensorType(c) + ") -> " +
+                tensorType(c) + "\n";
   std::string module = "func.func @mm(%a: " + tensorType(a) +
                        ", %b: " + tensorType(b) + ") -> " + tensorType(c) +
                        " {\n"
@@ -677,15 +698,8 @@ void Bench::matmul(int64_t m, int64_t n, int64_t k) {
                        tensorType(c) +
                        "\n"
                        "  %f = linalg.fill ins(%z : f32) outs(%e : " +
-                       tensorType(c) + ") -> " + tensorType(c) +
-                       "\n"
-                       "  %r = linalg.matmul ins(%a, %b : " +
-                       tensorType(a) + ", " + tensorType(b) +
-                       ") outs(%f : " + tensorType(c) + ") -> " +
-                       tensorType(c) +
-                       "\n"
-                       "  return %r : " +
-                       tensorType(c) + "\n}\n";
+                       tensorType(c) + ") -> " + tensorType(c) + "\n" +
+                       contraction + "  return %r : " + tensorType(c) + "\n}\n";
 
   Buffer bufA(numElements(a)), bufB(numElements(b)), ours(numElements(c)),
       blas(numElements(c));
@@ -702,8 +716,10 @@ void Bench::matmul(int64_t m, int64_t n, int64_t k) {
   timeMedian(
       options.warmup, options.runs,
       [&]() {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
-                    bufA.get(), k, bufB.get(), n, 0.0f, blas.get(), n);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans,
+                    transposeB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f,
+                    bufA.get(), k, bufB.get(), transposeB ? k : n, 0.0f,
+                    blas.get(), n);
         return true;
       },
       seconds);
@@ -1276,6 +1292,11 @@ int main(int argc, char **argv) {
   // 1. Matmul against OpenBLAS.
   for (int64_t size : {512, 1024, 2048})
     bench.matmul(size, size, size);
+  // Transformer GEMMs at batch 1: ViT-B/16's MLP (197 tokens) and BERT-base's
+  // projections (128 tokens), with torch's weight layout (x @ W^T).
+  bench.matmul(197, 3072, 768, /*transposeB=*/true);
+  bench.matmul(197, 768, 3072, /*transposeB=*/true);
+  bench.matmul(128, 768, 768, /*transposeB=*/true);
   // 2. ResNet-50 convolutions (batch 1, NHWC): conv2_x 3x3 and 1x1
   // expansion, conv3_1's stride-2 3x3 (torchvision v1.5), conv4_x and
   // conv5_x 3x3.

@@ -124,6 +124,7 @@ private:
   }
   void packB(Value bp, ArrayRef<Value> loops, Value jc, Value pc, Value kc,
              Value nc);
+  void transposeSquare(SmallVector<Value> &rows);
   void computeBlock(Value bp, ArrayRef<Value> loops, Value jc, Value pc,
                     Value kc, Value nc);
   void microKernel(Value ap, Value bp, ArrayRef<Value> loops, Value i0,
@@ -221,15 +222,12 @@ void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jc, Value pc,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(par.getBody());
   Value jp = par.getInductionVars()[0];
-  auto kLoop = scf::ForOp::create(b, idx(0), kc, idx(1));
-  b.setInsertionPointToStart(kLoop.getBody());
-  Value kk = kLoop.getInductionVar();
-  SmallVector<Value> loops(loopsIn);
-  setK(loops, arith::AddIOp::create(b, pc, kk));
   bool exact = p.n % p.nr == 0 && p.nc % p.nr == 0;
   // The dimension of B that N indexes: usually its innermost (contiguous
-  // vector loads); otherwise (B transposed, e.g. Q @ K^T) a strided read
-  // along that dimension, a cost paid once per packed element.
+  // vector loads). Otherwise (B transposed: torch's x @ W^T, Q @ K^T) B is
+  // read along K, its innermost dimension, lanes x lanes at a time and
+  // transposed in registers; the K remainder and partial panels read
+  // strided along N, a cost paid once per packed element.
   AffineMap mapB = op.getMatchingIndexingMap(bOperand);
   unsigned nResult = 0;
   for (unsigned r = 0, e = mapB.getNumResults(); r < e; ++r)
@@ -237,25 +235,86 @@ void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jc, Value pc,
       if (expr.getPosition() == dims.n)
         nResult = r;
   bool contiguous = nResult + 1 == mapB.getNumResults();
+  auto lastB = dyn_cast<AffineDimExpr>(mapB.getResults().back());
+  bool alongK = !contiguous && exact && dims.kFlat.empty() && lastB &&
+                lastB.getPosition() == dims.kInner &&
+                llvm::isPowerOf2_64(p.lanes);
   AffineMap alongN = AffineMap::get(
       mapB.getNumResults(), 0, b.getAffineDimExpr(nResult), b.getContext());
-  for (int64_t v = 0; v < p.nr / p.lanes; ++v) {
-    Value col = arith::AddIOp::create(
+  auto column = [&](int64_t offset) {
+    return arith::AddIOp::create(
         b, jc,
         arith::AddIOp::create(b, arith::MulIOp::create(b, jp, idx(p.nr)),
-                              idx(v * p.lanes)));
-    loops[dims.n] = col;
-    SmallVector<Value> index = indices(bOperand, loops);
-    Value vec;
-    if (exact && contiguous)
-      vec = vector::LoadOp::create(b, vecType, bMem, index);
-    else if (contiguous)
-      vec = vector::TransferReadOp::create(b, vecType, bMem, index, zero,
-                                           ArrayRef<bool>{false});
-    else
-      vec = vector::TransferReadOp::create(b, vecType, bMem, index, zero,
-                                           alongN, ArrayRef<bool>{exact});
-    vector::StoreOp::create(b, vec, bp, ValueRange{jp, kk, idx(v * p.lanes)});
+                              idx(offset)));
+  };
+  // Packs row kk of the micro-panel, one vector of NR / lanes at a time.
+  auto packRow = [&](Value kk) {
+    SmallVector<Value> loops(loopsIn);
+    setK(loops, arith::AddIOp::create(b, pc, kk));
+    for (int64_t v = 0; v < p.nr / p.lanes; ++v) {
+      loops[dims.n] = column(v * p.lanes);
+      SmallVector<Value> index = indices(bOperand, loops);
+      Value vec;
+      if (exact && contiguous)
+        vec = vector::LoadOp::create(b, vecType, bMem, index);
+      else if (contiguous)
+        vec = vector::TransferReadOp::create(b, vecType, bMem, index, zero,
+                                             ArrayRef<bool>{false});
+      else
+        vec = vector::TransferReadOp::create(b, vecType, bMem, index, zero,
+                                             alongN, ArrayRef<bool>{exact});
+      vector::StoreOp::create(b, vec, bp, ValueRange{jp, kk, idx(v * p.lanes)});
+    }
+  };
+  Value kcMain = idx(0);
+  if (alongK) {
+    kcMain = arith::MulIOp::create(
+        b, arith::DivUIOp::create(b, kc, idx(p.lanes)), idx(p.lanes));
+    auto kLoop = scf::ForOp::create(b, idx(0), kcMain, idx(p.lanes));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(kLoop.getBody());
+    Value kk = kLoop.getInductionVar();
+    SmallVector<Value> loops(loopsIn);
+    setK(loops, arith::AddIOp::create(b, pc, kk));
+    for (int64_t v = 0; v < p.nr / p.lanes; ++v) {
+      SmallVector<Value> square;
+      for (int64_t i = 0; i < p.lanes; ++i) {
+        loops[dims.n] = column(v * p.lanes + i);
+        square.push_back(
+            vector::LoadOp::create(b, vecType, bMem, indices(bOperand, loops)));
+      }
+      transposeSquare(square);
+      for (int64_t t = 0; t < p.lanes; ++t)
+        vector::StoreOp::create(b, square[t], bp,
+                                ValueRange{jp,
+                                           arith::AddIOp::create(b, kk, idx(t)),
+                                           idx(v * p.lanes)});
+    }
+  }
+  auto kLoop = scf::ForOp::create(b, kcMain, kc, idx(1));
+  b.setInsertionPointToStart(kLoop.getBody());
+  packRow(kLoop.getInductionVar());
+}
+
+/// Transposes the square `rows` (lanes vectors of lanes elements, lanes a
+/// power of two) in place: log2(lanes) rounds of two-source shuffles, each
+/// swapping the off-diagonal s x s blocks of every 2s x 2s block.
+void GemmBuilder::transposeSquare(SmallVector<Value> &rows) {
+  int64_t n = rows.size();
+  for (int64_t s = 1; s < n; s *= 2) {
+    SmallVector<int64_t> lowMask, highMask;
+    for (int64_t j = 0; j < n; ++j) {
+      lowMask.push_back((j & s) == 0 ? j : j - s + n);
+      highMask.push_back((j & s) == 0 ? j + s : j + n);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      if (i & s)
+        continue;
+      Value low = vector::ShuffleOp::create(b, rows[i], rows[i + s], lowMask);
+      Value high = vector::ShuffleOp::create(b, rows[i], rows[i + s], highMask);
+      rows[i] = low;
+      rows[i + s] = high;
+    }
   }
 }
 
@@ -766,9 +825,14 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
     const MemoryLevelDesc *level = caches[std::min(i, caches.size() - 1)];
     return static_cast<int64_t>(kCacheShare * level->capacityBytes);
   };
-  // KC: the B micro-panel KC x NR in the innermost cache.
+  auto alignUp = [](int64_t x, int64_t a) -> int64_t {
+    return llvm::divideCeil(x, a) * a;
+  };
+  // KC: the B micro-panel KC x NR in the innermost cache, together with the
+  // A micro-panel MR x KC that streams through it (B alone in L1 was evicted
+  // by A's stream and the micro-kernel waited on B's loads).
   p.kc = std::max<int64_t>(1, int64_t(kL1Share * caches[0]->capacityBytes) /
-                                  (p.nr * elemBytes) / 16 * 16);
+                                  ((p.nr + p.mr) * elemBytes) / 16 * 16);
   // A blocked K shorter than kMinBlockedK (a convolution over an RGB input)
   // takes in the K loops outside it, innermost first: C is then read and
   // written once per KC block instead of once per window position. Longer
@@ -778,21 +842,23 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
     dims.kFlat.insert(dims.kFlat.begin(), dim);
     p.k *= ranges[dim];
   }
-  p.kc = std::min(p.kc, p.k);
-  // MC: the A block MC x KC in the next cache, at most M / kMinParallelBlocks.
-  int64_t mcCache = std::max<int64_t>(p.mr, budget(1) / (p.kc * elemBytes));
-  int64_t mcParallel = llvm::divideCeil(p.m, kMinParallelBlocks);
-  auto alignUp = [](int64_t x, int64_t a) -> int64_t {
-    return llvm::divideCeil(x, a) * a;
-  };
-  p.mc = alignUp(std::min(mcCache, mcParallel), p.mr);
-  p.mc = std::max(p.mr, std::min(p.mc, alignUp(p.m, p.mr)));
+  // K blocks of equal length (768 = 3 x 256, not 272 + 272 + 224).
+  p.kc = std::min(
+      p.k, alignUp(llvm::divideCeil(p.k, llvm::divideCeil(p.k, p.kc)), 16));
   // NC: the B panel KC x NC in the outermost cache.
   int64_t ncCache = std::max<int64_t>(p.nr, budget(2) / (p.kc * elemBytes));
   p.nc = std::max(p.nr, std::min(ncCache / p.nr * p.nr, alignUp(p.n, p.nr)));
+  int64_t ncPanels = llvm::divideCeil(std::min(p.nc, p.n), p.nr);
+  // MC: the A block MC x KC in the next cache, at most M / kMinParallelBlocks.
+  // (Fewer, taller M blocks with more N groups keep B micro-panels in L1
+  // longer, but every group packs its A block again, element by element:
+  // BERT-base at batch 1 ran 20% slower that way.)
+  int64_t mcCache = std::max<int64_t>(p.mr, budget(1) / (p.kc * elemBytes));
+  int64_t mcParallel = llvm::divideCeil(p.m, kMinParallelBlocks);
+  p.mc = alignUp(std::min(mcCache, mcParallel), p.mr);
+  p.mc = std::max(p.mr, std::min(p.mc, alignUp(p.m, p.mr)));
   // Fewer M blocks than kMinParallelBlocks: split N's panels too.
   int64_t mBlocks = llvm::divideCeil(p.m, p.mc);
-  int64_t ncPanels = llvm::divideCeil(std::min(p.nc, p.n), p.nr);
   int64_t wantedGroups = llvm::divideCeil(kMinParallelBlocks, mBlocks);
   p.groupPanels = llvm::divideCeil(ncPanels, std::min(ncPanels, wantedGroups));
   p.groups = llvm::divideCeil(ncPanels, p.groupPanels);
@@ -814,14 +880,13 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   explain(op, llvm::formatv(
                   "matrix units: {0} MxNxK {1}x{2}x{3} -> {4} register tile "
                   "{5}x{6} ({7} accumulators of {8} registers), KC={9} "
-                  "({10}), MC={11} ({12}, >= {13} blocks), NC={14} ({15}), "
-                  "M blocks x {17} N groups on level '{16}'",
+                  "({10}), MC={11} ({12}), NC={13} ({14}), {15} M blocks x "
+                  "{16} N groups (>= {17} tasks) on level '{18}'",
                   op->getName(), p.m, p.n, p.k, unit->name, p.mr, p.nr,
                   p.mr * kTileRowVectors, vectorRegs, p.kc, caches[0]->name,
                   p.mc, caches[std::min<size_t>(1, caches.size() - 1)]->name,
-                  kMinParallelBlocks, p.nc,
-                  caches[std::min<size_t>(2, caches.size() - 1)]->name,
-                  level.name, p.groups));
+                  p.nc, caches[std::min<size_t>(2, caches.size() - 1)]->name,
+                  mBlocks, p.groups, kMinParallelBlocks, level.name));
   if (epilogue) {
     explain(epilogue,
             llvm::formatv("matrix units: epilogue of {0} ops fused "

@@ -1,5 +1,6 @@
 // RUN: %check_cpu | FileCheck %s
 // RUN: pb-opt %s --target=cpu-x86-64-v3 --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pb-opt %s --target=cpu-x86-64-v3 --pb-pipeline=s1,s2,s3 | FileCheck %s --check-prefix=PACK
 // With fewer M blocks than cores want (7 rows), the N panels are split into
 // groups that run in parallel too (each packs its own A block).
 // EXPLAIN: MxNxK 7x129x129 {{.*}} M blocks x 3 N groups
@@ -70,4 +71,32 @@ func.func @row(%a: tensor<1x70xf32>, %b: tensor<70x1000xf32>) -> tensor<1x1000xf
   %r = linalg.matmul ins(%a, %b : tensor<1x70xf32>, tensor<70x1000xf32>)
                      outs(%f : tensor<1x1000xf32>) -> tensor<1x1000xf32>
   return %r : tensor<1x1000xf32>
+}
+
+// torch's linear (x @ W^T, W stored N x K): B is packed from 8x8 squares
+// read along K and transposed in registers (log2(8) = 3 rounds of shuffles,
+// 24 per square); K = 300 runs in two blocks (160 + 140), whose last four
+// columns are packed by the strided path.
+// CHECK: OK linear: 1776 values match the reference
+// PACK-LABEL: func.func @linear
+// PACK-COUNT-48: vector.shuffle
+// PACK-NOT: vector.shuffle
+// PACK: return
+func.func @linear(%a: tensor<37x300xf32>, %w: tensor<48x300xf32>) -> tensor<37x48xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<37x48xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<37x48xf32>) -> tensor<37x48xf32>
+  %r = linalg.generic {
+      indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                       affine_map<(m, n, k) -> (n, k)>,
+                       affine_map<(m, n, k) -> (m, n)>],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : tensor<37x300xf32>, tensor<48x300xf32>)
+      outs(%f : tensor<37x48xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<37x48xf32>
+  return %r : tensor<37x48xf32>
 }
