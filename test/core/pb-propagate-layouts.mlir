@@ -108,3 +108,59 @@ func.func @returned(%conv: tensor<1x4x4x8xf32>) -> tensor<1x8x4x4xf32> {
   } -> tensor<1x8x4x4xf32>
   return %r : tensor<1x8x4x4xf32>
 }
+
+// -----
+
+// A squeeze-excitation block as the torch frontend emits it: the activation
+// reads an NHWC convolution result through a unit-dimension expand_shape
+// and writes (n, c, 1, h, w); the mean reads it in that order; the scale
+// multiply reads it through a collapse_shape and an expand_shape that only
+// move unit dimensions and writes channels-last again. The activation is
+// produced channels-last, the multiply reads it directly (the reshapes are
+// gone), and the mean's channel loop moves innermost so that it reads the
+// activation contiguously.
+// CHECK-LABEL: func.func @se_reshapes
+// CHECK: %[[ACT:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x4x4x8xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction", "reduction", "parallel"]} ins(%[[ACT]] : tensor<1x1x4x4x8xf32>)
+// CHECK-NOT: tensor.collapse_shape %[[ACT]]
+// CHECK: linalg.generic {{.*}} ins(%[[ACT]], %{{.*}} : tensor<1x1x4x4x8xf32>, tensor<1x8xf32>) outs(%{{.*}} : tensor<1x4x4x8x1x1xf32>)
+func.func @se_reshapes(%conv: tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32> {
+  %z = arith.constant 0.0 : f32
+  %xe = tensor.expand_shape %conv [[0], [1, 2], [3], [4]] output_shape [1, 1, 4, 4, 8] : tensor<1x4x4x8xf32> into tensor<1x1x4x4x8xf32>
+  %e = tensor.empty() : tensor<1x8x1x4x4xf32>
+  %act = linalg.generic {
+      indexing_maps = [affine_map<(n, c, u, h, w) -> (n, u, h, w, c)>,
+                       affine_map<(n, c, u, h, w) -> (n, c, u, h, w)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%xe : tensor<1x1x4x4x8xf32>) outs(%e : tensor<1x8x1x4x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.maximumf %v, %z : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8x1x4x4xf32>
+  %se = tensor.empty() : tensor<1x8xf32>
+  %sf = linalg.fill ins(%z : f32) outs(%se : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %sum = linalg.generic {
+      indexing_maps = [affine_map<(n, c, u, h, w) -> (n, c, u, h, w)>,
+                       affine_map<(n, c, u, h, w) -> (n, c)>],
+      iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%act : tensor<1x8x1x4x4xf32>) outs(%sf : tensor<1x8xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.addf %acc, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8xf32>
+  %c = tensor.collapse_shape %act [[0, 1], [2, 3], [4]] : tensor<1x8x1x4x4xf32> into tensor<8x4x4xf32>
+  %x6 = tensor.expand_shape %c [[0, 1, 2, 3], [4], [5]] output_shape [1, 8, 1, 1, 4, 4] : tensor<8x4x4xf32> into tensor<1x8x1x1x4x4xf32>
+  %e2 = tensor.empty() : tensor<1x4x4x8x1x1xf32>
+  %mul = linalg.generic {
+      indexing_maps = [affine_map<(n, h, w, c, u, v) -> (n, c, u, v, h, w)>,
+                       affine_map<(n, h, w, c, u, v) -> (n, c)>,
+                       affine_map<(n, h, w, c, u, v) -> (n, h, w, c, u, v)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%x6, %sum : tensor<1x8x1x1x4x4xf32>, tensor<1x8xf32>) outs(%e2 : tensor<1x4x4x8x1x1xf32>) {
+  ^bb0(%v: f32, %s: f32, %o: f32):
+    %r = arith.mulf %v, %s : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x4x8x1x1xf32>
+  %r = tensor.collapse_shape %mul [[0], [1], [2], [3, 4, 5]] : tensor<1x4x4x8x1x1xf32> into tensor<1x4x4x8xf32>
+  return %r : tensor<1x4x4x8xf32>
+}

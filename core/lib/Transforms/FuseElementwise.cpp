@@ -50,8 +50,12 @@ static bool onlyMovesData(Operation *op) {
 
 static bool shouldFuse(OpOperand *fused) {
   Operation *producer = fused->get().getDefiningOp();
+  // A pb.keep_layout generic is neither fused into its consumer nor rebuilt
+  // around a reshape of its operand (reshape fusion by expansion would drop
+  // the attribute with the op).
   if (!producer || !producer->hasOneUse() ||
-      producer->hasAttr(pb::PBDialect::kKeepLayoutAttrName))
+      producer->hasAttr(pb::PBDialect::kKeepLayoutAttrName) ||
+      fused->getOwner()->hasAttr(pb::PBDialect::kKeepLayoutAttrName))
     return false;
   auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
   if (consumer && pb::isMultiplyAccumulate(consumer) &&

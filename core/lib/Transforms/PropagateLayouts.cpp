@@ -49,10 +49,24 @@ struct PadChain {
   linalg::FillOp fill;
 };
 
+/// A generic input that reads the value through collapse_shape and
+/// expand_shape ops that only add or drop unit dimensions (the frontends'
+/// reshapes around a squeeze-excitation block): `toInput[i]` is the
+/// operand's dimension that holds the value's dimension i, or -1 for a unit
+/// dimension that the reshapes drop.
+struct ReshapedInput {
+  OpOperand *use;
+  SmallVector<int64_t> toInput;
+};
+
 /// Everything that reads a value whose layout changes.
 struct LayoutUses {
   SmallVector<OpOperand *> genericInputs;
   SmallVector<PadChain> pads;
+  SmallVector<ReshapedInput> reshapedInputs;
+  /// The reshapes read by `reshapedInputs`, users first: erased once their
+  /// generics read the value directly.
+  SmallVector<Operation *> reshapes;
 };
 } // namespace
 
@@ -104,6 +118,73 @@ static AffineMap getLeadingLoopsMap(unsigned numLoops, unsigned rank,
   return AffineMap::get(numLoops, 0, dims, ctx);
 }
 
+/// For a collapse_shape or expand_shape whose every reassociation group has
+/// at most one dimension of size other than 1: the result dimension that
+/// holds each source dimension, or -1 for a unit one; nothing otherwise.
+static std::optional<SmallVector<int64_t>> getUnitReshapeMap(Operation *op) {
+  auto collapse = dyn_cast<tensor::CollapseShapeOp>(op);
+  auto expand = dyn_cast<tensor::ExpandShapeOp>(op);
+  if (!collapse && !expand)
+    return std::nullopt;
+  auto srcType = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto resType = cast<RankedTensorType>(op->getResult(0).getType());
+  if (!srcType.hasStaticShape() || !resType.hasStaticShape())
+    return std::nullopt;
+  SmallVector<ReassociationIndices> groups =
+      collapse ? collapse.getReassociationIndices()
+               : expand.getReassociationIndices();
+  // The grouped side: the source of a collapse, the result of an expand.
+  ArrayRef<int64_t> grouped =
+      collapse ? srcType.getShape() : resType.getShape();
+  SmallVector<int64_t> map(srcType.getRank(), -1);
+  for (auto [g, group] : llvm::enumerate(groups)) {
+    std::optional<int64_t> wide;
+    for (int64_t d : group) {
+      if (grouped[d] == 1)
+        continue;
+      if (wide)
+        return std::nullopt;
+      wide = d;
+    }
+    if (!wide)
+      continue;
+    if (collapse)
+      map[*wide] = g;
+    else
+      map[g] = *wide;
+  }
+  return map;
+}
+
+/// Collects the users of the unit-dimension reshape `reshape` of a value
+/// whose dimensions it moves as `toReshaped` says (see ReshapedInput):
+/// generic inputs, or further such reshapes.
+static bool collectReshapedUses(Operation *reshape,
+                                ArrayRef<int64_t> toReshaped,
+                                LayoutUses &uses) {
+  for (OpOperand &use : reshape->getResult(0).getUses()) {
+    Operation *user = use.getOwner();
+    if (auto generic = dyn_cast<linalg::GenericOp>(user)) {
+      // A convolution behind the reshapes (a depthwise one, between the
+      // frontends' NGCHW reshapes) reads the layout it was built for.
+      if (!generic.isDpsInput(&use) || isMultiplyAccumulate(generic))
+        return false;
+      uses.reshapedInputs.push_back({&use, llvm::to_vector(toReshaped)});
+      continue;
+    }
+    std::optional<SmallVector<int64_t>> next = getUnitReshapeMap(user);
+    if (!next)
+      return false;
+    SmallVector<int64_t> composed;
+    for (int64_t d : toReshaped)
+      composed.push_back(d < 0 ? -1 : (*next)[d]);
+    if (!collectReshapedUses(user, composed, uses))
+      return false;
+  }
+  uses.reshapes.push_back(reshape);
+  return true;
+}
+
 /// Whether `value`'s users can all read it in another layout; collects them.
 static bool collectUses(Value value, LayoutUses &uses) {
   for (OpOperand &use : value.getUses()) {
@@ -112,6 +193,12 @@ static bool collectUses(Value value, LayoutUses &uses) {
       if (!generic.isDpsInput(&use))
         return false;
       uses.genericInputs.push_back(&use);
+      continue;
+    }
+    if (std::optional<SmallVector<int64_t>> toReshaped =
+            getUnitReshapeMap(user)) {
+      if (!collectReshapedUses(user, *toReshaped, uses))
+        return false;
       continue;
     }
     auto copy = dyn_cast<linalg::CopyOp>(user);
@@ -164,7 +251,7 @@ static Value createInit(OpBuilder &b, Location loc, RankedTensorType type,
 /// of the old value: generics through permuted maps, padding rebuilt in the
 /// permuted order.
 static void rewriteUses(RewriterBase &rewriter, Value oldValue, Value newValue,
-                        ArrayRef<int64_t> perm, const LayoutUses &uses) {
+                        ArrayRef<int64_t> perm, LayoutUses &uses) {
   // Users of `oldValue` only: pads further down are reached recursively.
   for (OpOperand *use : uses.genericInputs) {
     if (use->get() != oldValue)
@@ -180,6 +267,46 @@ static void rewriteUses(RewriterBase &rewriter, Value oldValue, Value newValue,
       use->set(newValue);
     });
   }
+  // Reshaped inputs read the new value directly: operand dimension k is the
+  // old value's dimension perm[k], reached through the reshapes' map.
+  for (const ReshapedInput &input : uses.reshapedInputs) {
+    Operation *reshape = input.use->get().getDefiningOp();
+    if (!llvm::is_contained(uses.reshapes, reshape))
+      continue;
+    // Only the chains that start at `oldValue`.
+    Value source = reshape->getOperand(0);
+    while (Operation *def = source.getDefiningOp()) {
+      if (!llvm::is_contained(uses.reshapes, def))
+        break;
+      source = def->getOperand(0);
+    }
+    if (source != oldValue)
+      continue;
+    auto generic = cast<linalg::GenericOp>(input.use->getOwner());
+    SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+    AffineMap map = maps[input.use->getOperandNumber()];
+    SmallVector<AffineExpr> results;
+    for (int64_t old : perm)
+      results.push_back(input.toInput[old] < 0
+                            ? getAffineConstantExpr(0, map.getContext())
+                            : map.getResult(input.toInput[old]));
+    maps[input.use->getOperandNumber()] = AffineMap::get(
+        map.getNumDims(), map.getNumSymbols(), results, map.getContext());
+    rewriter.modifyOpInPlace(generic, [&]() {
+      generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+      input.use->set(newValue);
+    });
+  }
+  // The reshapes of `oldValue` have no users left: erased (users first)
+  // before `oldValue`'s producer is.
+  SmallVector<Operation *> kept;
+  for (Operation *reshape : uses.reshapes) {
+    if (reshape->use_empty())
+      rewriter.eraseOp(reshape);
+    else
+      kept.push_back(reshape);
+  }
+  uses.reshapes = std::move(kept);
   for (PadChain pad : uses.pads) {
     if (pad.copy.getDpsInputs()[0] != oldValue)
       continue;
@@ -210,10 +337,38 @@ static void rewriteUses(RewriterBase &rewriter, Value oldValue, Value newValue,
   }
 }
 
+/// Makes the parallel loop that indexes `value`'s innermost dimension the
+/// innermost loop of `generic`, when it is not and the innermost loop is a
+/// reduction. Moving a parallel loop does not reorder any reduction.
+static void moveInnermostLoop(RewriterBase &rewriter, linalg::GenericOp generic,
+                              Value value) {
+  unsigned numLoops = generic.getNumLoops();
+  SmallVector<utils::IteratorType> iterators = generic.getIteratorTypesArray();
+  if (iterators.back() != utils::IteratorType::reduction)
+    return;
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    if (input->get() != value)
+      continue;
+    AffineMap map = generic.getMatchingIndexingMap(input);
+    auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
+    if (!last || iterators[last.getPosition()] != utils::IteratorType::parallel)
+      return;
+    SmallVector<unsigned> order;
+    for (unsigned d = 0; d < numLoops; ++d)
+      if (d != last.getPosition())
+        order.push_back(d);
+    order.push_back(last.getPosition());
+    rewriter.setInsertionPoint(generic);
+    (void)linalg::interchangeGenericOp(rewriter, generic, order);
+    return;
+  }
+}
+
 /// Rewrites `generic` to produce its result permuted by `perm` with its
 /// loops in the new order, and its users to read that result.
-static void relayout(RewriterBase &rewriter, linalg::GenericOp generic,
-                     ArrayRef<int64_t> perm, const LayoutUses &uses) {
+static linalg::GenericOp relayout(RewriterBase &rewriter,
+                                  linalg::GenericOp generic,
+                                  ArrayRef<int64_t> perm, LayoutUses &uses) {
   MLIRContext *ctx = generic.getContext();
   unsigned numLoops = generic.getNumLoops();
   unsigned rank = perm.size();
@@ -259,6 +414,7 @@ static void relayout(RewriterBase &rewriter, linalg::GenericOp generic,
   rewriteUses(rewriter, generic.getResult(0), newGeneric.getResult(0), perm,
               uses);
   rewriter.eraseOp(generic);
+  return newGeneric;
 }
 
 namespace {
@@ -283,6 +439,7 @@ public:
     SmallVector<linalg::GenericOp> generics;
     func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
     unsigned changed = 0;
+    SmallVector<linalg::GenericOp> relayouted;
     for (linalg::GenericOp generic : generics) {
       std::optional<SmallVector<int64_t>> perm = choosePermutation(generic);
       if (!perm)
@@ -292,15 +449,32 @@ public:
         continue;
       explain(generic,
               llvm::formatv("layout: result produced in its inputs' order "
-                            "(permutation [{0}]); {1} generic and {2} padding "
-                            "users read it through permuted maps",
+                            "(permutation [{0}]); {1} generic, {2} padding "
+                            "and {3} reshaped users read it through permuted "
+                            "maps",
                             llvm::interleaved(*perm), uses.genericInputs.size(),
-                            uses.pads.size()));
-      relayout(rewriter, generic, *perm, uses);
+                            uses.pads.size(), uses.reshapedInputs.size()));
+      relayouted.push_back(relayout(rewriter, generic, *perm, uses));
       ++changed;
     }
     if (changed == 0)
       return;
+    // A reduction over a relayouted result that did not change layout
+    // itself (a squeeze-excitation mean over H and W) and whose innermost
+    // loop now strides across it: the parallel loop that walks the result's
+    // innermost dimension moves innermost, so that each element is read
+    // once, contiguously, into a row of accumulators.
+    for (linalg::GenericOp producer : relayouted) {
+      SmallVector<linalg::GenericOp> reductions;
+      for (Operation *user : producer->getUsers())
+        if (auto reduction = dyn_cast<linalg::GenericOp>(user))
+          if (reduction.getNumReductionLoops() > 0 &&
+              !isMultiplyAccumulate(reduction) &&
+              !llvm::is_contained(reductions, reduction))
+            reductions.push_back(reduction);
+      for (linalg::GenericOp reduction : reductions)
+        moveInnermostLoop(rewriter, reduction, producer.getResult(0));
+    }
     // What remains: generics that still read an operand through a
     // permutation of their output (layout changes at the function's edges
     // or in front of ops that need one layout).

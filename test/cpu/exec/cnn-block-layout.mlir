@@ -1,8 +1,8 @@
 // RUN: %check_cpu | FileCheck %s
 // RUN: pb-opt %s --target=cpu-host --pb-pipeline=s1 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // CHECK: OK block: 256 values match the reference
-// EXPLAIN: layout: result produced in its inputs' order (permutation [0, 2, 3, 1]); 1 generic and 1 padding users
-// EXPLAIN: layout: result produced in its inputs' order (permutation [0, 2, 3, 1]); 2 generic and 1 padding users
+// EXPLAIN: layout: result produced in its inputs' order (permutation [0, 2, 3, 1]); 1 generic, 1 padding and 0 reshaped users
+// EXPLAIN: layout: result produced in its inputs' order (permutation [0, 2, 3, 1]); 2 generic, 1 padding and 0 reshaped users
 // EXPLAIN: layout: 2 results change layout; 1 generics still read an operand transposed
 // A ResNet-style block in PyTorch's layout as the frontend emits it: a
 // stride-2 convolution, batch norm + ReLU, padding (fill + copy +

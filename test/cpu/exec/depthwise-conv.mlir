@@ -3,10 +3,10 @@
 // RUN: pb-opt %s --target=cpu-x86-64-v3 --pb-pipeline=s1,s2,s3 -o - | FileCheck %s --check-prefix=S3
 // CHECK: OK depthwise: 700 values match the reference
 // S1-NOT: linalg.conv_2d_ngchw_gfchw
-// The filter is copied to (kh, kw, c), a copy that S1 keeps
-// (pb.keep_layout; reshape propagation moves the unit dimensions), so that
-// the channel loop reads it contiguously.
-// S1: linalg.generic {{.*}} ins(%{{.*}} : tensor<16x1x1x3x3xf32>) outs(%{{.*}} : tensor<3x3x16x1x1xf32>)
+// The filter is copied to (kh, kw, c), a copy that S1 keeps as it is
+// (pb.keep_layout: neither fused nor rebuilt around the reshape of its
+// operand), so that the channel loop reads it contiguously.
+// S1: linalg.generic {{.*}} ins(%{{.*}} : tensor<16x3x3xf32>) outs(%{{.*}} : tensor<3x3x16xf32>) attrs = {{.*}}pb.keep_layout
 // S1: iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]
 // S1-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x11x11x16xf32>, tensor<3x3x16xf32>)
 // S1-SAME: outs(%{{.*}} : tensor<1x5x5x16xf32>)

@@ -160,10 +160,15 @@ def PBPropagateLayoutsPass : Pass<"pb-propagate-layouts", "func::FuncOp"> {
     permutation of those loops is a transpose in disguise: after
     pb-conv-to-channels-last, a batch norm that reads an NHWC convolution
     result and writes NCHW. When every user of its result reads it as a
-    generic input, or pads it (the fill + extract_slice + copy +
-    insert_slice of the frontends) for such users, the generic produces
-    its result in its inputs' order instead, with its loops reordered to
-    match, and the permutation moves into the users' indexing maps (the
+    generic input, pads it (the fill + extract_slice + copy +
+    insert_slice of the frontends) for such users, or reshapes it for
+    non-convolution generics with collapse_shape / expand_shape ops that
+    only add or drop unit dimensions (the frontends' squeeze-excitation
+    views; those generics then read it directly, and a reduction over it
+    gets the loop along its innermost dimension innermost), the generic
+    produces its result in its inputs' order instead, with its loops
+    reordered to match, and the permutation moves into the users' indexing
+    maps (the
     padding is rebuilt in the new order). Applied from the top down, a
     CNN's activations stay channels-last from its first convolution to its
     last consumer. Pooling ops (`linalg.pooling_nchw_max/sum`) are

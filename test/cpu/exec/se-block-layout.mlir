@@ -1,0 +1,64 @@
+// RUN: %check_cpu | FileCheck %s
+// RUN: pb-opt %s --target=cpu-host --pb-pipeline=s1 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// CHECK: OK se: 1024 values match the reference
+// EXPLAIN: layout: result produced in its inputs' order (permutation [0, 2, 3, 4, 1]); 1 generic, 0 padding and 1 reshaped users
+// EXPLAIN: layout: 1 results change layout; 0 generics still read an operand transposed
+// A squeeze-excitation block (EfficientNet, MobileNetV3) as the torch
+// frontend emits it: a SiLU that reads an NHWC convolution result through a
+// unit-dimension reshape and writes (n, c, 1, h, w), the channel means, a
+// sigmoid gate, and the multiply that reads the activation through a
+// collapse_shape + expand_shape pair and writes channels-last. After
+// pb-propagate-layouts the activation stays channels-last; the means then
+// read it with the channel loop innermost. Checked against the reference
+// lowering with 16 channels (two vectors) over 8x8 pixels.
+func.func @se(%x: tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32> {
+  %z = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %n = arith.constant 64.0 : f32
+  %xe = tensor.expand_shape %x [[0], [1, 2], [3], [4]] output_shape [1, 1, 8, 8, 16] : tensor<1x8x8x16xf32> into tensor<1x1x8x8x16xf32>
+  %e = tensor.empty() : tensor<1x16x1x8x8xf32>
+  %act = linalg.generic {
+      indexing_maps = [affine_map<(n, c, u, h, w) -> (n, u, h, w, c)>,
+                       affine_map<(n, c, u, h, w) -> (n, c, u, h, w)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%xe : tensor<1x1x8x8x16xf32>) outs(%e : tensor<1x16x1x8x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %neg = arith.negf %v : f32
+    %ex = math.exp %neg : f32
+    %den = arith.addf %ex, %one : f32
+    %sig = arith.divf %one, %den : f32
+    %r = arith.mulf %v, %sig : f32
+    linalg.yield %r : f32
+  } -> tensor<1x16x1x8x8xf32>
+  %se = tensor.empty() : tensor<1x16xf32>
+  %sf = linalg.fill ins(%z : f32) outs(%se : tensor<1x16xf32>) -> tensor<1x16xf32>
+  %sum = linalg.generic {
+      indexing_maps = [affine_map<(n, c, u, h, w) -> (n, c, u, h, w)>,
+                       affine_map<(n, c, u, h, w) -> (n, c)>],
+      iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%act : tensor<1x16x1x8x8xf32>) outs(%sf : tensor<1x16xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.addf %acc, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<1x16xf32>
+  %c = tensor.collapse_shape %act [[0, 1], [2, 3], [4]] : tensor<1x16x1x8x8xf32> into tensor<16x8x8xf32>
+  %x6 = tensor.expand_shape %c [[0, 1, 2, 3], [4], [5]] output_shape [1, 16, 1, 1, 8, 8] : tensor<16x8x8xf32> into tensor<1x16x1x1x8x8xf32>
+  %e2 = tensor.empty() : tensor<1x8x8x16x1x1xf32>
+  %mul = linalg.generic {
+      indexing_maps = [affine_map<(n, h, w, c, u, v) -> (n, c, u, v, h, w)>,
+                       affine_map<(n, h, w, c, u, v) -> (n, c)>,
+                       affine_map<(n, h, w, c, u, v) -> (n, h, w, c, u, v)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%x6, %sum : tensor<1x16x1x1x8x8xf32>, tensor<1x16xf32>) outs(%e2 : tensor<1x8x8x16x1x1xf32>) {
+  ^bb0(%v: f32, %s: f32, %o: f32):
+    %mean = arith.divf %s, %n : f32
+    %neg = arith.negf %mean : f32
+    %ex = math.exp %neg : f32
+    %den = arith.addf %ex, %one : f32
+    %gate = arith.divf %one, %den : f32
+    %r = arith.mulf %v, %gate : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8x8x16x1x1xf32>
+  %r = tensor.collapse_shape %mul [[0], [1], [2], [3, 4, 5]] : tensor<1x8x8x16x1x1xf32> into tensor<1x8x8x16xf32>
+  return %r : tensor<1x8x8x16xf32>
+}
