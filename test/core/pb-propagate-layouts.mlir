@@ -116,14 +116,16 @@ func.func @returned(%conv: tensor<1x4x4x8xf32>) -> tensor<1x8x4x4xf32> {
 // and writes (n, c, 1, h, w); the mean reads it in that order; the scale
 // multiply reads it through a collapse_shape and an expand_shape that only
 // move unit dimensions and writes channels-last again. The activation is
-// produced channels-last, the multiply reads it directly (the reshapes are
-// gone), and the mean's channel loop moves innermost so that it reads the
-// activation contiguously.
+// produced channels-last, the multiply reads it without the reshapes (only
+// a collapse of its leading unit dimensions is left) and writes the 4-D
+// result directly (its trailing unit loops are dropped), and the mean's
+// channel loop moves innermost so that it reads the activation contiguously.
 // CHECK-LABEL: func.func @se_reshapes
 // CHECK: %[[ACT:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x4x4x8xf32>)
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction", "reduction", "parallel"]} ins(%[[ACT]] : tensor<1x1x4x4x8xf32>)
-// CHECK-NOT: tensor.collapse_shape %[[ACT]]
-// CHECK: linalg.generic {{.*}} ins(%[[ACT]], %{{.*}} : tensor<1x1x4x4x8xf32>, tensor<1x8xf32>) outs(%{{.*}} : tensor<1x4x4x8x1x1xf32>)
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[ACT]] {{\[}}[0, 1, 2], [3], [4]]
+// CHECK-NOT: tensor.expand_shape
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[FLAT]], %{{.*}} : tensor<4x4x8xf32>, tensor<1x8xf32>) outs(%{{.*}} : tensor<1x4x4x8xf32>)
 func.func @se_reshapes(%conv: tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32> {
   %z = arith.constant 0.0 : f32
   %xe = tensor.expand_shape %conv [[0], [1, 2], [3], [4]] output_shape [1, 1, 4, 4, 8] : tensor<1x4x4x8xf32> into tensor<1x1x4x4x8xf32>

@@ -417,6 +417,53 @@ static linalg::GenericOp relayout(RewriterBase &rewriter,
   return newGeneric;
 }
 
+/// Drops the trailing unit loops of `generic` when its result is only read
+/// through collapse_shapes that merge those dimensions away (a squeeze-
+/// excitation multiply written as (n, h, w, c, 1, 1)): its innermost loop
+/// then walks the result contiguously and S3 vectorizes it. Returns whether
+/// it changed.
+static bool dropTrailingUnitLoops(RewriterBase &rewriter,
+                                  linalg::GenericOp generic) {
+  if (generic.getNumDpsInits() != 1 || generic.getNumResults() != 1 ||
+      generic.getNumReductionLoops() != 0 || generic.hasIndexSemantics())
+    return false;
+  auto type = dyn_cast<RankedTensorType>(generic.getResult(0).getType());
+  if (!type || !type.hasStaticShape() || type.getRank() < 2)
+    return false;
+  AffineMap outMap =
+      generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
+  if (!outMap.isIdentity())
+    return false;
+  SmallVector<unsigned> unit;
+  for (int64_t d = type.getRank() - 1; d > 0 && type.getDimSize(d) == 1; --d)
+    unit.push_back(d);
+  if (unit.empty() || unit.size() + 1 == static_cast<size_t>(type.getRank()))
+    return false;
+  for (Operation *user : generic->getUsers()) {
+    auto collapse = dyn_cast<tensor::CollapseShapeOp>(user);
+    if (!collapse)
+      return false;
+    // The trailing unit dimensions merge into the group before them.
+    int64_t firstUnit = unit.back();
+    bool merged = llvm::any_of(collapse.getReassociationIndices(),
+                               [&](ReassociationIndices group) {
+                                 return group.front() < firstUnit &&
+                                        group.back() == type.getRank() - 1;
+                               });
+    if (!merged)
+      return false;
+  }
+  linalg::ControlDropUnitDims control;
+  control.controlFn = [&](Operation *) { return unit; };
+  rewriter.setInsertionPoint(generic);
+  FailureOr<linalg::DropUnitDimsResult> result =
+      linalg::dropUnitDims(rewriter, generic, control);
+  if (failed(result))
+    return false;
+  rewriter.replaceOp(generic, result->replacements);
+  return true;
+}
+
 namespace {
 class PBPropagateLayoutsPass
     : public pb::impl::PBPropagateLayoutsPassBase<PBPropagateLayoutsPass> {
@@ -457,8 +504,6 @@ public:
       relayouted.push_back(relayout(rewriter, generic, *perm, uses));
       ++changed;
     }
-    if (changed == 0)
-      return;
     // A reduction over a relayouted result that did not change layout
     // itself (a squeeze-excitation mean over H and W) and whose innermost
     // loop now strides across it: the parallel loop that walks the result's
@@ -475,6 +520,19 @@ public:
       for (linalg::GenericOp reduction : reductions)
         moveInnermostLoop(rewriter, reduction, producer.getResult(0));
     }
+    // Results written with trailing unit dimensions that their users
+    // collapse away lose them.
+    SmallVector<linalg::GenericOp> all;
+    func.walk([&](linalg::GenericOp op) { all.push_back(op); });
+    unsigned dropped = 0;
+    for (linalg::GenericOp generic : all)
+      dropped += dropTrailingUnitLoops(rewriter, generic);
+    if (dropped)
+      explain(func, llvm::formatv("layout: {0} results lose trailing unit "
+                                  "dimensions",
+                                  dropped));
+    if (changed == 0)
+      return;
     // What remains: generics that still read an operand through a
     // permutation of their output (layout changes at the function's edges
     // or in front of ops that need one layout).

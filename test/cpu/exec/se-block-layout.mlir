@@ -1,8 +1,15 @@
 // RUN: %check_cpu | FileCheck %s
 // RUN: pb-opt %s --target=cpu-host --pb-pipeline=s1 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pb-opt %s --target=cpu-x86-64-v3 --pb-pipeline=s1,s2,s3 -o - | FileCheck %s --check-prefix=S3
 // CHECK: OK se: 1024 values match the reference
 // EXPLAIN: layout: result produced in its inputs' order (permutation [0, 2, 3, 4, 1]); 1 generic, 0 padding and 1 reshaped users
+// EXPLAIN: layout: 1 results lose trailing unit dimensions
 // EXPLAIN: layout: 1 results change layout; 0 generics still read an operand transposed
+// Both exponentials (the SiLU's and the gate's, recomputed per pixel) run
+// in vectors of 8 channels: the multiply writes (n, h, w, c) without its
+// trailing unit loops.
+// S3-COUNT-2: math.exp %{{.*}} : vector<8xf32>
+// S3-NOT: math.exp %{{.*}} : f32
 // A squeeze-excitation block (EfficientNet, MobileNetV3) as the torch
 // frontend emits it: a SiLU that reads an NHWC convolution result through a
 // unit-dimension reshape and writes (n, c, 1, h, w), the channel means, a

@@ -169,7 +169,10 @@ def PBPropagateLayoutsPass : Pass<"pb-propagate-layouts", "func::FuncOp"> {
     produces its result in its inputs' order instead, with its loops
     reordered to match, and the permutation moves into the users' indexing
     maps (the
-    padding is rebuilt in the new order). Applied from the top down, a
+    padding is rebuilt in the new order). A result written with trailing
+    unit dimensions that only collapse_shapes read, merging them away,
+    loses those loops (upstream dropUnitDims), so that its innermost loop
+    walks it contiguously. Applied from the top down, a
     CNN's activations stay channels-last from its first convolution to its
     last consumer. Pooling ops (`linalg.pooling_nchw_max/sum`) are
     generalized first so that they take part. Generics with an index
