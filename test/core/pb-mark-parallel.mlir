@@ -101,3 +101,26 @@ func.func @tiled_2d(%a: memref<256x192xf32>, %b: memref<256x192xf32>) {
   } {pb.parallel}
   return
 }
+
+// A channel loop under a reduction over the pixels (a squeeze-excitation
+// mean of a channels-last map): on cores, parallelizing the channel loop
+// would fork and join threads once per pixel, so the nest stays serial; a
+// GPU maps it as before.
+// CPU-LABEL: func.func @channel_sums
+// CPU-NOT: affine.parallel
+// CPU: return
+// GPU-LABEL: func.func @channel_sums
+// GPU: affine.parallel
+func.func @channel_sums(%a: memref<112x112x32xf32>, %s: memref<32xf32>) {
+  affine.for %h = 0 to 112 {
+    affine.for %w = 0 to 112 {
+      affine.for %c = 0 to 32 {
+        %x = affine.load %a[%h, %w, %c] : memref<112x112x32xf32>
+        %acc = affine.load %s[%c] : memref<32xf32>
+        %y = arith.addf %acc, %x : f32
+        affine.store %y, %s[%c] : memref<32xf32>
+      }
+    }
+  }
+  return
+}

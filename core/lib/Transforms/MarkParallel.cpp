@@ -124,6 +124,23 @@ static const MemoryLevelDesc *getInnermostCache(const ChipDesc &chip,
   return nullptr;
 }
 
+/// The product of the trip counts of the affine.for loops around `loop`
+/// up to `root` (inclusive); a loop without a constant trip count counts
+/// as many.
+static int64_t getEnclosingTrips(affine::AffineForOp loop, Operation *root) {
+  int64_t trips = 1;
+  for (Operation *parent = loop->getParentOp(); parent;
+       parent = parent->getParentOp()) {
+    if (auto outer = dyn_cast<affine::AffineForOp>(parent)) {
+      std::optional<uint64_t> trip = affine::getConstantTripCount(outer);
+      trips *= trip ? static_cast<int64_t>(*trip) : 1 << 20;
+    }
+    if (parent == root)
+      break;
+  }
+  return trips;
+}
+
 namespace {
 class PBMarkParallelPass
     : public pb::impl::PBMarkParallelPassBase<PBMarkParallelPass> {
@@ -199,7 +216,12 @@ public:
           return WalkResult::skip();
         auto loop = dyn_cast<affine::AffineForOp>(nested);
         if (loop && loop.getNumResults() == 0 && affine::isLoopParallel(loop)) {
-          candidates.push_back(loop);
+          // On cores, a parallel loop inside serial loops would fork and
+          // join threads once per outer iteration (a channel loop under a
+          // reduction over H and W: 12544 forks); such a nest stays serial.
+          if (level.kind != ComputeLevelKind::Core ||
+              getEnclosingTrips(loop, &op) == 1)
+            candidates.push_back(loop);
           return WalkResult::skip();
         }
         return WalkResult::advance();

@@ -31,6 +31,10 @@ struct BandFootprint {
   struct MemRefUse {
     int64_t elementBytes = 0;
     unsigned loops = 0;
+    /// Every access subscripts the memref with all band loops and its
+    /// innermost subscript with the innermost band loop alone: the band
+    /// walks it once, contiguously, and tiling gives it no reuse.
+    bool streamed = true;
   };
   llvm::DenseMap<Value, MemRefUse> uses;
 
@@ -58,7 +62,32 @@ struct BandFootprint {
       use.elementBytes =
           std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
       use.loops = std::max(use.loops, loops);
+      AffineMap map = isa<affine::AffineLoadOp>(op)
+                          ? cast<affine::AffineLoadOp>(op).getAffineMap()
+                          : cast<affine::AffineStoreOp>(op).getAffineMap();
+      Value innermost = band.back().getInductionVar();
+      bool contiguous = false;
+      if (map.getNumResults())
+        if (auto last = dyn_cast<AffineDimExpr>(map.getResults().back()))
+          contiguous = last.getPosition() < indices.size() &&
+                       indices[last.getPosition()] == innermost;
+      use.streamed &= loops == band.size() && contiguous;
     });
+  }
+
+  /// The bytes of the memrefs that the band does not stream (see
+  /// MemRefUse::streamed), whole: what tiling could keep on chip.
+  int64_t reusedBytes() const {
+    int64_t total = 0;
+    for (const auto &[memref, use] : uses) {
+      if (use.streamed)
+        continue;
+      auto type = cast<MemRefType>(memref.getType());
+      if (!type.hasStaticShape())
+        return std::numeric_limits<int64_t>::max();
+      total += type.getNumElements() * use.elementBytes;
+    }
+    return total;
   }
 
   int64_t bytes(int64_t tile) const {
@@ -140,11 +169,31 @@ private:
       parallel.push_back(affine::isLoopParallel(loop));
     BandFootprint footprint(band);
     int64_t smallestTrip = *llvm::min_element(tripCounts);
+    // A band that streams its large memrefs (an elementwise batch norm +
+    // activation, a padding copy, a fill) reuses nothing that tiling could
+    // keep in a cache; tiles would only cut its innermost, vectorized loop
+    // short (240 channels into tiles of 4). On chips with a scratchpad the
+    // tiles are also the unit of scratchpad promotion and mapping, and
+    // stay.
+    SmallVector<const MemoryLevelDesc *> levels =
+        getTilingLevels(chip, maxLevels);
+    bool hasScratchpad = llvm::any_of(chip.memoryLevels, [](auto &level) {
+      return level.kind == MemoryKind::Scratchpad;
+    });
+    if (!hasScratchpad && !levels.empty() &&
+        footprint.reusedBytes() <=
+            static_cast<int64_t>(occupancy * levels.back()->capacityBytes)) {
+      explain(root, llvm::formatv("tile: {0}-d band not tiled: it streams "
+                                  "its memrefs, the rest ({1} B) fits '{2}'",
+                                  band.size(), footprint.reusedBytes(),
+                                  levels.back()->name));
+      return success();
+    }
 
     // Tile sizes per level, largest level first, each dividing the one
     // above so that the inner tiling sees constant trip counts.
     int64_t parentTile = smallestTrip;
-    for (const MemoryLevelDesc *level : getTilingLevels(chip, maxLevels)) {
+    for (const MemoryLevelDesc *level : levels) {
       int64_t budget = static_cast<int64_t>(occupancy * level->capacityBytes);
       int64_t tile = 1;
       while (tile * 2 <= parentTile && footprint.bytes(tile * 2) <= budget &&
@@ -152,11 +201,13 @@ private:
                           [&](int64_t trip) { return trip % (tile * 2) == 0; }))
         tile *= 2;
       if (tile == 1 || tile >= parentTile) {
-        explain(root, llvm::formatv("tile: {0}-d band not tiled for '{1}': "
-                                    "best tile {2} (footprint {3} B of {4} B "
-                                    "budget) is 1 or spans the whole band",
-                                    band.size(), level->name, tile,
-                                    footprint.bytes(tile), budget));
+        // `band`, not `root`: tiling for an outer level may have replaced it.
+        explain(band.front(),
+                llvm::formatv("tile: {0}-d band not tiled for '{1}': "
+                              "best tile {2} (footprint {3} B of {4} B "
+                              "budget) is 1 or spans the whole band",
+                              band.size(), level->name, tile,
+                              footprint.bytes(tile), budget));
         continue;
       }
       SmallVector<unsigned> sizes(band.size(), static_cast<unsigned>(tile));

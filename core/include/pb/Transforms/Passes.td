@@ -495,7 +495,12 @@ def PBMultiLevelTilingPass : Pass<"pb-tile", "func::FuncOp"> {
     the largest power of two (a multiple of the vector length for the
     innermost loop) whose tile footprint, summed over the distinct memrefs
     the band touches, fits `occupancy` of the level's capacity. The band is
-    then tiled once per level. `--pb-explain` prints sizes and footprints.
+    then tiled once per level. On chips without a scratchpad, a band that
+    streams its memrefs (each access uses every band loop, the innermost
+    one in its last subscript) and whose other memrefs fit the innermost
+    level is not tiled: no tile would keep anything in a cache, and tiles
+    would cut its innermost, vectorized loop short. `--pb-explain` prints
+    sizes and footprints.
   }];
   let options = [
     Option<"occupancy", "occupancy", "double", "0.5",
