@@ -73,6 +73,10 @@ struct GemmPlan {
   /// (small M, a batch-1 classifier or a 7x7 feature map) the cores then
   /// still share the work.
   int64_t groups = 1, groupPanels = 1;
+  /// The batch loops are the parallel tasks (attention's heads): each runs
+  /// its whole GEMM, packing included, on one core, instead of two forks
+  /// per KC block of every batch index.
+  bool batchParallel = false;
   /// Flattened M, and the extents of N and of the blocked K loop.
   int64_t m, n, k;
 };
@@ -125,6 +129,10 @@ private:
   void packB(Value bp, ArrayRef<Value> loops, Value jc, Value pc, Value kc,
              Value nc);
   void transposeSquare(SmallVector<Value> &rows);
+  /// Loops over the tasks [0, uppers): a parallel loop on the chosen level,
+  /// or plain loops inside a batch-parallel task. The insertion point moves
+  /// into the innermost body; returns the induction variables.
+  SmallVector<Value> taskLoops(ArrayRef<Value> uppers);
   void computeBlock(Value bp, ArrayRef<Value> loops, Value jc, Value pc,
                     Value kc, Value nc);
   void microKernel(Value ap, Value bp, ArrayRef<Value> loops, Value i0,
@@ -141,6 +149,8 @@ private:
   linalg::GenericOp epilogue;
   /// True in the last K block, where the epilogue applies (set per block).
   Value lastK;
+  /// Inside a batch-parallel task: the task loops below are serial.
+  bool serialTasks = false;
 
   void storeTile(ArrayRef<Value> accs, ArrayRef<SmallVector<Value>> cIndex,
                  ArrayRef<Value> rows, bool fullTile, bool applyEpilogue);
@@ -153,7 +163,10 @@ void GemmBuilder::build() {
                .getElementType();
   int64_t ncPanels = llvm::divideCeil(p.nc, p.nr);
   auto bpType = MemRefType::get({ncPanels, p.kc, p.nr}, f);
-  Value bp = memref::AllocOp::create(b, bpType, b.getI64IntegerAttr(64));
+  // One packed B for the GEMM, or one per batch-parallel task.
+  Value bp;
+  if (!p.batchParallel)
+    bp = memref::AllocOp::create(b, bpType, b.getI64IntegerAttr(64));
 
   SmallVector<Value> loops(ranges.size());
   // Sequential loops: batch, jc, the outer K loops, then KC blocks of K.
@@ -197,6 +210,20 @@ void GemmBuilder::build() {
       kOuterLoop(0);
       return;
     }
+    if (p.batchParallel) {
+      OpBuilder::InsertionGuard guard(b);
+      SmallVector<Value> uppers;
+      for (unsigned dim : dims.batch)
+        uppers.push_back(idx(ranges[dim]));
+      SmallVector<Value> ivs = taskLoops(uppers);
+      for (auto [dim, iv] : llvm::zip(dims.batch, ivs))
+        loops[dim] = iv;
+      bp = memref::AllocOp::create(b, bpType, b.getI64IntegerAttr(64));
+      serialTasks = true;
+      batchLoop(dims.batch.size());
+      memref::DeallocOp::create(b, bp);
+      return;
+    }
     unsigned dim = dims.batch[i];
     auto loop = scf::ForOp::create(b, idx(0), idx(ranges[dim]), idx(1));
     OpBuilder::InsertionGuard guard(b);
@@ -205,7 +232,26 @@ void GemmBuilder::build() {
     batchLoop(i + 1);
   };
   batchLoop(0);
-  memref::DeallocOp::create(b, bp);
+  if (!p.batchParallel)
+    memref::DeallocOp::create(b, bp);
+}
+
+SmallVector<Value> GemmBuilder::taskLoops(ArrayRef<Value> uppers) {
+  SmallVector<Value> lowers(uppers.size(), idx(0)),
+      steps(uppers.size(), idx(1));
+  if (!serialTasks) {
+    auto par = scf::ParallelOp::create(b, lowers, uppers, steps);
+    par->setAttr(PBDialect::kLevelAttrName, levelAttr);
+    b.setInsertionPointToStart(par.getBody());
+    return llvm::to_vector(par.getInductionVars());
+  }
+  SmallVector<Value> ivs;
+  for (auto [lower, upper, step] : llvm::zip(lowers, uppers, steps)) {
+    auto loop = scf::ForOp::create(b, lower, upper, step);
+    b.setInsertionPointToStart(loop.getBody());
+    ivs.push_back(loop.getInductionVar());
+  }
+  return ivs;
 }
 
 void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jc, Value pc,
@@ -216,12 +262,8 @@ void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jc, Value pc,
   auto vecType = VectorType::get({p.lanes}, f);
   Value zero = arith::ConstantOp::create(b, b.getZeroAttr(f));
   Value panels = arith::CeilDivSIOp::create(b, nc, idx(p.nr));
-  auto par = scf::ParallelOp::create(b, ValueRange{idx(0)}, ValueRange{panels},
-                                     ValueRange{idx(1)});
-  par->setAttr(PBDialect::kLevelAttrName, levelAttr);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(par.getBody());
-  Value jp = par.getInductionVars()[0];
+  Value jp = taskLoops({panels})[0];
   bool exact = p.n % p.nr == 0 && p.nc % p.nr == 0;
   // The dimension of B that N indexes: usually its innermost (contiguous
   // vector loads). Otherwise (B transposed: torch's x @ W^T, Q @ K^T) B is
@@ -325,15 +367,10 @@ void GemmBuilder::computeBlock(Value bp, ArrayRef<Value> loopsIn, Value jc,
   Type f = cast<MemRefType>(aMem.getType()).getElementType();
   Value zero = arith::ConstantOp::create(b, b.getZeroAttr(f));
   int64_t blocks = llvm::divideCeil(p.m, p.mc);
-  auto par = scf::ParallelOp::create(b, ValueRange{idx(0), idx(0)},
-                                     ValueRange{idx(blocks), idx(p.groups)},
-                                     ValueRange{idx(1), idx(1)});
-  par->setAttr(PBDialect::kLevelAttrName, levelAttr);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(par.getBody());
-  Value ic = arith::MulIOp::create(b, par.getInductionVars()[0], idx(p.mc));
-  Value firstPanel =
-      arith::MulIOp::create(b, par.getInductionVars()[1], idx(p.groupPanels));
+  SmallVector<Value> task = taskLoops({idx(blocks), idx(p.groups)});
+  Value ic = arith::MulIOp::create(b, task[0], idx(p.mc));
+  Value firstPanel = arith::MulIOp::create(b, task[1], idx(p.groupPanels));
   Value mc = minIdx(arith::SubIOp::create(b, idx(p.m), ic), p.mc);
   int64_t mcPanels = llvm::divideCeil(p.mc, p.mr);
   auto apType = MemRefType::get({mcPanels, p.kc, p.mr}, f);
@@ -862,6 +899,10 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   int64_t wantedGroups = llvm::divideCeil(kMinParallelBlocks, mBlocks);
   p.groupPanels = llvm::divideCeil(ncPanels, std::min(ncPanels, wantedGroups));
   p.groups = llvm::divideCeil(ncPanels, p.groupPanels);
+  int64_t batchTasks = 1;
+  for (unsigned d : dims.batch)
+    batchTasks *= ranges[d];
+  p.batchParallel = batchTasks >= kMinParallelBlocks;
 
   ArrayRef<ComputeLevelDesc> levels = chip.computeLevels;
   const ComputeLevelDesc &level = levels[levels.size() > 1 ? 1 : 0];
@@ -881,12 +922,13 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
                   "matrix units: {0} MxNxK {1}x{2}x{3} -> {4} register tile "
                   "{5}x{6} ({7} accumulators of {8} registers), KC={9} "
                   "({10}), MC={11} ({12}), NC={13} ({14}), {15} M blocks x "
-                  "{16} N groups (>= {17} tasks) on level '{18}'",
+                  "{16} N groups (>= {17} tasks){19} on level '{18}'",
                   op->getName(), p.m, p.n, p.k, unit->name, p.mr, p.nr,
                   p.mr * kTileRowVectors, vectorRegs, p.kc, caches[0]->name,
                   p.mc, caches[std::min<size_t>(1, caches.size() - 1)]->name,
                   p.nc, caches[std::min<size_t>(2, caches.size() - 1)]->name,
-                  mBlocks, p.groups, kMinParallelBlocks, level.name));
+                  mBlocks, p.groups, kMinParallelBlocks, level.name,
+                  p.batchParallel ? ", the batch loops as the tasks" : ""));
   if (epilogue) {
     explain(epilogue,
             llvm::formatv("matrix units: epilogue of {0} ops fused "

@@ -100,3 +100,16 @@ func.func @linear(%a: tensor<37x300xf32>, %w: tensor<48x300xf32>) -> tensor<37x4
   } -> tensor<37x48xf32>
   return %r : tensor<37x48xf32>
 }
+
+// Eight batch indices (attention's heads): each is one parallel task that
+// runs its whole GEMM, packing included, instead of two forks per block.
+// EXPLAIN: MxNxK 13x20x33 {{.*}} (>= 8 tasks), the batch loops as the tasks on level 'core'
+// CHECK: OK batched8: 2080 values match the reference
+func.func @batched8(%a: tensor<8x13x33xf32>, %b: tensor<8x33x20xf32>) -> tensor<8x13x20xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x13x20xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<8x13x20xf32>) -> tensor<8x13x20xf32>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<8x13x33xf32>, tensor<8x33x20xf32>)
+                           outs(%f : tensor<8x13x20xf32>) -> tensor<8x13x20xf32>
+  return %r : tensor<8x13x20xf32>
+}
