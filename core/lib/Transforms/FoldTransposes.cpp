@@ -4,15 +4,16 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// pb-fold-transposes (S1): on chips whose matrix units S4 builds whole
-// kernels around (GPU tensor cores, which read B either (k, n) or (n, k)),
-// a matmul or batch matmul whose B is a linalg.transpose of its last two
-// dimensions reads the transpose's input directly: the op becomes a
+// pb-fold-transposes (S1): on chips with matrix units (GPU tensor cores
+// read B either (k, n) or (n, k); a CPU's packing reads either), a matmul
+// or batch matmul whose B is a linalg.transpose of its last two dimensions
+// reads the transpose's input directly: the op becomes a
 // linalg.generic whose B map is the swapped one, and the transpose (a
 // kernel of its own, on every call for a model's weights) goes away once
 // unused. x @ W^T of a linear layer then reads W as (n, k), the K-major
-// layout that wgmma reads for every element type. Chips with thread-scope
-// units (CPUs, whose micro-kernel wants N innermost in B) are left alone.
+// layout that wgmma reads for every element type; on chips with
+// thread-scope units (CPUs) the micro-kernel's packing reads it in 8x8
+// squares along K and transposes them in registers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,7 +49,7 @@ public:
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     const ChipDesc *chip = getTargetChip(func);
-    if (!chip || !hasCooperativeMatrixUnits(*chip))
+    if (!chip || chip->matrixUnits.empty())
       return;
     SmallVector<linalg::LinalgOp> candidates;
     func.walk([&](linalg::LinalgOp op) {
