@@ -125,11 +125,12 @@ def PBConvToChannelsLastPass
 
 def PBFoldTransposesPass : Pass<"pb-fold-transposes", "func::FuncOp"> {
   let summary = "Fold a transpose of B into the matmul that reads it, on "
-                "chips with warp- or warpgroup-scope matrix units";
+                "chips with matrix units";
   let description = [{
-    Stage S1, after elementwise fusion. On chips whose matrix units are
-    subgroup- or warpgroup-scope (GPU tensor cores, which read B either as
-    (k, n) or (n, k)), a `linalg.matmul` or `linalg.batch_matmul` whose B
+    Stage S1, after elementwise fusion. On chips with matrix units (GPU
+    tensor cores read B either as (k, n) or (n, k); a CPU micro-kernel's
+    packing reads (n, k) in lanes x lanes squares transposed in
+    registers), a `linalg.matmul` or `linalg.batch_matmul` whose B
     is a `linalg.transpose` of its last two dimensions becomes a
     `linalg.generic` reading the transpose's input with the swapped map;
     the transpose disappears when nothing else uses it (a linear layer's
