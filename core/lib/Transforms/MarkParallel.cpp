@@ -124,21 +124,18 @@ static const MemoryLevelDesc *getInnermostCache(const ChipDesc &chip,
   return nullptr;
 }
 
-/// The product of the trip counts of the affine.for loops around `loop`
-/// up to `root` (inclusive); a loop without a constant trip count counts
-/// as many.
-static int64_t getEnclosingTrips(affine::AffineForOp loop, Operation *root) {
-  int64_t trips = 1;
+/// Whether an affine.for around `loop`, up to `root` (inclusive), runs
+/// other than exactly once (a dynamic trip count included).
+static bool isInsideSerialLoop(affine::AffineForOp loop, Operation *root) {
   for (Operation *parent = loop->getParentOp(); parent;
        parent = parent->getParentOp()) {
-    if (auto outer = dyn_cast<affine::AffineForOp>(parent)) {
-      std::optional<uint64_t> trip = affine::getConstantTripCount(outer);
-      trips *= trip ? static_cast<int64_t>(*trip) : 1 << 20;
-    }
+    if (auto outer = dyn_cast<affine::AffineForOp>(parent))
+      if (affine::getConstantTripCount(outer) != std::optional<uint64_t>(1))
+        return true;
     if (parent == root)
       break;
   }
-  return trips;
+  return false;
 }
 
 namespace {
@@ -220,7 +217,7 @@ public:
           // join threads once per outer iteration (a channel loop under a
           // reduction over H and W: 12544 forks); such a nest stays serial.
           if (level.kind != ComputeLevelKind::Core ||
-              getEnclosingTrips(loop, &op) == 1)
+              !isInsideSerialLoop(loop, &op))
             candidates.push_back(loop);
           return WalkResult::skip();
         }

@@ -42,15 +42,19 @@ struct BandFootprint {
     llvm::SmallPtrSet<Value, 8> ivs;
     for (affine::AffineForOp loop : band)
       ivs.insert(loop.getInductionVar());
+    Value innermost = band.back().getInductionVar();
     band.front()->walk([&](Operation *op) {
       Value memref;
       ValueRange indices;
+      AffineMap map;
       if (auto load = dyn_cast<affine::AffineLoadOp>(op)) {
         memref = load.getMemRef();
         indices = load.getMapOperands();
+        map = load.getAffineMap();
       } else if (auto store = dyn_cast<affine::AffineStoreOp>(op)) {
         memref = store.getMemRef();
         indices = store.getMapOperands();
+        map = store.getAffineMap();
       } else {
         return;
       }
@@ -62,10 +66,6 @@ struct BandFootprint {
       use.elementBytes =
           std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
       use.loops = std::max(use.loops, loops);
-      AffineMap map = isa<affine::AffineLoadOp>(op)
-                          ? cast<affine::AffineLoadOp>(op).getAffineMap()
-                          : cast<affine::AffineStoreOp>(op).getAffineMap();
-      Value innermost = band.back().getInductionVar();
       bool contiguous = false;
       if (map.getNumResults())
         if (auto last = dyn_cast<AffineDimExpr>(map.getResults().back()))

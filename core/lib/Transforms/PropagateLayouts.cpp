@@ -439,12 +439,12 @@ static bool dropTrailingUnitLoops(RewriterBase &rewriter,
     unit.push_back(d);
   if (unit.empty() || unit.size() + 1 == static_cast<size_t>(type.getRank()))
     return false;
+  // The trailing unit dimensions merge into the group before them.
+  int64_t firstUnit = unit.back();
   for (Operation *user : generic->getUsers()) {
     auto collapse = dyn_cast<tensor::CollapseShapeOp>(user);
     if (!collapse)
       return false;
-    // The trailing unit dimensions merge into the group before them.
-    int64_t firstUnit = unit.back();
     bool merged = llvm::any_of(collapse.getReassociationIndices(),
                                [&](ReassociationIndices group) {
                                  return group.front() < firstUnit &&
