@@ -30,8 +30,9 @@
 using namespace mlir;
 
 static const char *const kS1 =
-    "canonicalize,func.func(pb-decompose-aggregates,pb-conv-to-channels-last),"
-    "pb-fuse-elementwise,func.func(pb-fold-transposes,pb-propagate-layouts),"
+    "canonicalize,func.func(pb-decompose-aggregates,pb-conv-to-channels-last,"
+    "pb-fold-transposes),"
+    "pb-fuse-elementwise,func.func(pb-propagate-layouts),"
     "canonicalize,cse,"
     // Reshape fusion leaves affine.apply on linalg.index in bodies; once S2
     // turns the indices into loop IVs they are no valid affine symbols.
