@@ -114,3 +114,67 @@ func.func @epilogue(%a: memref<64x64xf32>, %b: memref<64x64xf32>,
   memref.dealloc %c : memref<64x64xf32>
   return
 }
+
+// -----
+
+// C's fill right before the contraction goes into the micro-kernel: the
+// first K block (K = 512 is two blocks) adds the fill's value to the
+// accumulators and stores them without reading C; later blocks add C. The
+// accumulators start at zero and C's rows are prefetched before the K loop.
+// EXPLAIN: remark: pb-explain: matrix units: C's fill folded into the first K block, which stores without reading C
+// CHECK-LABEL: func.func @fill_folded
+// CHECK-NOT: affine.for
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK: memref.prefetch %arg2
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]],
+// CHECK: %[[FIRST:.*]]:24 = scf.if
+// CHECK: %[[SPLAT:.*]] = vector.broadcast %arg3 : f32 to vector<16xf32>
+// CHECK-NEXT: arith.addf %[[SPLAT]]
+// CHECK: } else {
+// CHECK: vector.load %arg2
+// CHECK: arith.addf
+// CHECK: vector.store %[[FIRST]]#0, %arg2
+func.func @fill_folded(%a: memref<48x512xf32>, %b: memref<512x64xf32>,
+                       %c: memref<48x64xf32>, %init: f32) {
+  affine.for %i = 0 to 48 {
+    affine.for %j = 0 to 64 {
+      affine.store %init, %c[%i, %j] : memref<48x64xf32>
+    }
+  }
+  linalg.matmul ins(%a, %b : memref<48x512xf32>, memref<512x64xf32>)
+                outs(%c : memref<48x64xf32>)
+  return
+}
+
+// -----
+
+// A fill of part of C, or one that an op between reads, stays: the
+// contraction adds what C holds.
+// EXPLAIN-NOT: C's fill folded
+// CHECK-LABEL: func.func @fill_kept
+// CHECK: affine.for
+// CHECK: affine.store
+// CHECK: memref.copy
+// CHECK: affine.for %{{.*}} = 0 to 47
+// CHECK-NOT: scf.if
+// CHECK: vector.load %arg2
+func.func @fill_kept(%a: memref<48x64xf32>, %b: memref<64x64xf32>,
+                     %c: memref<48x64xf32>, %copy: memref<48x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 48 {
+    affine.for %j = 0 to 64 {
+      affine.store %zero, %c[%i, %j] : memref<48x64xf32>
+    }
+  }
+  memref.copy %c, %copy : memref<48x64xf32> to memref<48x64xf32>
+  linalg.matmul ins(%a, %b : memref<48x64xf32>, memref<64x64xf32>)
+                outs(%c : memref<48x64xf32>)
+  affine.for %i = 0 to 47 {
+    affine.for %j = 0 to 64 {
+      affine.store %zero, %c[%i, %j] : memref<48x64xf32>
+    }
+  }
+  linalg.matmul ins(%a, %b : memref<48x64xf32>, memref<64x64xf32>)
+                outs(%c : memref<48x64xf32>)
+  return
+}

@@ -16,6 +16,8 @@
 //         parallel ic in [0, M) step MC:           A block: middle cache
 //           pack A[b][ic:+MC, pc:+KC] -> Ap[ip][k][MR]
 //           for jr, ir: MR x NR micro-kernel, accumulators in registers
+//                       (from zero; then + C, or + C's fill in the first
+//                       K block, which no longer runs as a nest of its own)
 //
 //===----------------------------------------------------------------------===//
 
@@ -91,6 +93,9 @@ public:
   void setLevel(StringAttr attr) { levelAttr = attr; }
   /// Fuses `generic` (see pb::findFusableEpilogue) into the final stores.
   void setEpilogue(linalg::GenericOp generic) { epilogue = generic; }
+  /// C holds `value` everywhere before the contraction (a fill that the
+  /// caller removes): the first K block stores without reading C.
+  void setInitialValue(Value value) { initialValue = value; }
 
 private:
   Value idx(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
@@ -149,6 +154,10 @@ private:
   linalg::GenericOp epilogue;
   /// True in the last K block, where the epilogue applies (set per block).
   Value lastK;
+  /// C's value before the contraction, when a fill made it uniform.
+  Value initialValue;
+  /// True in the first K block (set per block, with initialValue).
+  Value firstK;
   /// Inside a batch-parallel task: the task loops below are serial.
   bool serialTasks = false;
 
@@ -179,6 +188,14 @@ void GemmBuilder::build() {
       Value kc = minIdx(arith::SubIOp::create(b, idx(p.k), pc), p.kc);
       Value jc = loops[dims.n];
       Value nc = minIdx(arith::SubIOp::create(b, idx(p.n), jc), p.nc);
+      if (initialValue) {
+        firstK = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, pc, idx(0));
+        for (unsigned dim : dims.kOuter)
+          firstK = arith::AndIOp::create(
+              b, firstK,
+              arith::CmpIOp::create(b, arith::CmpIPredicate::eq, loops[dim],
+                                    idx(0)));
+      }
       if (epilogue) {
         lastK =
             arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
@@ -489,31 +506,20 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
     return std::make_pair(indices(cOperand, loops), rows[r]);
   };
 
-  // Load the C tile into the accumulators.
-  SmallVector<Value> acc;
-  for (int64_t r = 0; r < p.mr; ++r) {
-    for (int64_t v = 0; v < nv; ++v) {
-      auto [index, row] = cIndices(r, v);
-      if (fullTile) {
-        acc.push_back(vector::LoadOp::create(b, vecType, cMem, index));
-        continue;
-      }
-      Value inside =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, idx(p.m));
-      auto ifOp = scf::IfOp::create(b, TypeRange{vecType}, inside, true);
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      Value read = vector::TransferReadOp::create(b, vecType, cMem, index, zero,
-                                                  ArrayRef<bool>{false});
-      scf::YieldOp::create(b, read);
-      b.setInsertionPointToStart(ifOp.elseBlock());
-      scf::YieldOp::create(b, zeroVec);
-      acc.push_back(ifOp.getResult(0));
-    }
-  }
+  // Prefetch the C tile, which the K loop's result is added to: the rows
+  // are a row stride apart and missed the caches when the accumulators
+  // were loaded from them before the loop.
+  if (fullTile)
+    for (int64_t r = 0; r < p.mr; ++r)
+      for (int64_t v = 0; v < nv; ++v)
+        memref::PrefetchOp::create(b, cMem, cIndices(r, v).first,
+                                   /*isWrite=*/true, /*localityHint=*/3,
+                                   /*isDataCache=*/true);
 
-  // The K loop: NR/lanes loads of B, MR broadcasts of A, MR*NR/lanes FMAs.
-  auto kLoop = scf::ForOp::create(b, idx(0), kc, idx(1), acc);
+  // The K loop: NR/lanes loads of B, MR broadcasts of A, MR*NR/lanes FMAs,
+  // into accumulators that start at zero.
+  SmallVector<Value> zeros(p.mr * nv, zeroVec);
+  auto kLoop = scf::ForOp::create(b, idx(0), kc, idx(1), zeros);
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(kLoop.getBody());
@@ -533,9 +539,58 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
     scf::YieldOp::create(b, next);
   }
 
-  // Store the accumulators back to C; in the last K block, through the
-  // fused epilogue into its output instead.
-  SmallVector<Value> accs(kLoop.getResults());
+  // Add the C tile: what the earlier K blocks left there, or, in the first
+  // block after a fill, the fill's value without reading C.
+  auto addC = [&]() {
+    SmallVector<Value> sums;
+    for (int64_t r = 0; r < p.mr; ++r) {
+      for (int64_t v = 0; v < nv; ++v) {
+        auto [index, row] = cIndices(r, v);
+        Value acc = kLoop.getResult(r * nv + v);
+        Value c;
+        if (fullTile) {
+          c = vector::LoadOp::create(b, vecType, cMem, index);
+        } else {
+          Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                               row, idx(p.m));
+          auto ifOp = scf::IfOp::create(b, TypeRange{vecType}, inside, true);
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPointToStart(ifOp.thenBlock());
+          Value read = vector::TransferReadOp::create(
+              b, vecType, cMem, index, zero, ArrayRef<bool>{false});
+          scf::YieldOp::create(b, read);
+          b.setInsertionPointToStart(ifOp.elseBlock());
+          scf::YieldOp::create(b, zeroVec);
+          c = ifOp.getResult(0);
+        }
+        sums.push_back(arith::AddFOp::create(b, c, acc));
+      }
+    }
+    return sums;
+  };
+  SmallVector<Value> accs;
+  if (!initialValue) {
+    accs = addC();
+  } else {
+    SmallVector<Type> types(p.mr * nv, vecType);
+    auto ifOp = scf::IfOp::create(b, types, firstK, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    SmallVector<Value> firstSums(kLoop.getResults());
+    if (!matchPattern(initialValue, m_PosZeroFloat())) {
+      Value init = vector::BroadcastOp::create(b, vecType, initialValue);
+      for (Value &sum : firstSums)
+        sum = arith::AddFOp::create(b, init, sum);
+    }
+    scf::YieldOp::create(b, firstSums);
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, addC());
+    b.setInsertionPointAfter(ifOp);
+    accs.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+  }
+
+  // Store the sums back to C; in the last K block, through the fused
+  // epilogue into its output instead.
   SmallVector<SmallVector<Value>> cIndex;
   for (int64_t r = 0; r < p.mr; ++r)
     for (int64_t v = 0; v < nv; ++v)
@@ -789,6 +844,49 @@ static FailureOr<GemmDims> classify(linalg::LinalgOp op, std::string &why) {
   return dims;
 }
 
+/// The nest that fills all of `mem` with one value defined outside it, if
+/// it comes right before `op` (only side-effect-free ops between), and the
+/// value: S2's form of the linalg.fill that initializes a contraction.
+static std::optional<std::pair<affine::AffineForOp, Value>>
+findInitialFill(Operation *op, Value mem) {
+  auto type = dyn_cast<MemRefType>(mem.getType());
+  if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity())
+    return std::nullopt;
+  Operation *prev = op->getPrevNode();
+  while (prev && isMemoryEffectFree(prev) && !isa<affine::AffineForOp>(prev))
+    prev = prev->getPrevNode();
+  auto outer = dyn_cast_or_null<affine::AffineForOp>(prev);
+  if (!outer)
+    return std::nullopt;
+  SmallVector<Value> ivs;
+  affine::AffineForOp loop = outer;
+  for (int64_t dim = 0, rank = type.getRank(); dim < rank; ++dim) {
+    if (!loop || !loop.hasConstantBounds() ||
+        loop.getConstantLowerBound() != 0 ||
+        loop.getConstantUpperBound() != type.getDimSize(dim) ||
+        loop.getStepAsInt() != 1)
+      return std::nullopt;
+    ivs.push_back(loop.getInductionVar());
+    Block *body = loop.getBody();
+    if (dim + 1 < rank) {
+      // The next loop is the body's only op.
+      if (body->getOperations().size() != 2)
+        return std::nullopt;
+      loop = dyn_cast<affine::AffineForOp>(body->front());
+      continue;
+    }
+    auto store = dyn_cast<affine::AffineStoreOp>(body->front());
+    if (body->getOperations().size() != 2 || !store ||
+        store.getMemRef() != mem || store.getMapOperands() != ValueRange(ivs) ||
+        !store.getAffineMap().isIdentity() ||
+        !store.getValueToStore().getParentRegion()->isProperAncestor(
+            &outer.getRegion()))
+      return std::nullopt;
+    return std::make_pair(outer, store.getValueToStore());
+  }
+  return std::nullopt;
+}
+
 void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
                                           const ChipDesc &chip) {
   auto skip = [&](const Twine &why) {
@@ -917,7 +1015,19 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   }
   builder.setLevel(
       StringAttr::get(op->getContext(), stringifyComputeLevelKind(level.kind)));
+  // C's fill goes into the first K block's stores (A and B must not be C:
+  // the fill would change them).
+  std::optional<std::pair<affine::AffineForOp, Value>> fill;
+  if (aMem != cMem && bMem != cMem)
+    fill = findInitialFill(op, cMem);
+  if (fill)
+    builder.setInitialValue(fill->second);
   builder.build();
+  if (fill) {
+    explain(op, "matrix units: C's fill folded into the first K block, which "
+                "stores without reading C");
+    fill->first->erase();
+  }
   explain(op, llvm::formatv(
                   "matrix units: {0} MxNxK {1}x{2}x{3} -> {4} register tile "
                   "{5}x{6} ({7} accumulators of {8} registers), KC={9} "

@@ -113,3 +113,28 @@ func.func @batched8(%a: tensor<8x13x33xf32>, %b: tensor<8x33x20xf32>) -> tensor<
                            outs(%f : tensor<8x13x20xf32>) -> tensor<8x13x20xf32>
   return %r : tensor<8x13x20xf32>
 }
+
+// A fill that is not zero, folded into the first of several K blocks
+// (K = 700), with M and N edges, and into batch-parallel tasks whose K
+// runs in blocks too.
+// EXPLAIN: MxNxK 29x40x700
+// EXPLAIN: C's fill folded into the first K block
+// CHECK: OK fill_nonzero: 1160 values match the reference
+func.func @fill_nonzero(%a: tensor<29x700xf32>, %b: tensor<700x40xf32>) -> tensor<29x40xf32> {
+  %z = arith.constant 1.5 : f32
+  %e = tensor.empty() : tensor<29x40xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<29x40xf32>) -> tensor<29x40xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<29x700xf32>, tensor<700x40xf32>)
+                     outs(%f : tensor<29x40xf32>) -> tensor<29x40xf32>
+  return %r : tensor<29x40xf32>
+}
+
+// CHECK: OK batched_fill: 5120 values match the reference
+func.func @batched_fill(%a: tensor<8x20x600xf32>, %b: tensor<8x600x32xf32>) -> tensor<8x20x32xf32> {
+  %z = arith.constant -0.75 : f32
+  %e = tensor.empty() : tensor<8x20x32xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<8x20x32xf32>) -> tensor<8x20x32xf32>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<8x20x600xf32>, tensor<8x600x32xf32>)
+                           outs(%f : tensor<8x20x32xf32>) -> tensor<8x20x32xf32>
+  return %r : tensor<8x20x32xf32>
+}

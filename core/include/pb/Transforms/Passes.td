@@ -416,7 +416,11 @@ def PBMapMatrixUnitsPass : Pass<"pb-map-matrix-units", "func::FuncOp"> {
       compute level below the root (cores);
     * the micro-kernel keeps MR x NR/lanes accumulators in vector registers
       across the K loop: per k, NR/lanes vector loads of B, MR broadcasts
-      of A and MR x NR/lanes FMAs.
+      of A and MR x NR/lanes FMAs. The accumulators start at zero; C's tile
+      is prefetched before the K loop and added after it;
+    * a nest that fills all of C with one value right before the
+      contraction (S2's form of linalg.fill) is removed: the first K block
+      adds the value to the accumulators and stores without reading C.
 
     Contractions it cannot map (no matching unit, a layout whose N is not
     C's innermost dimension, an extent smaller than the register tile) are
