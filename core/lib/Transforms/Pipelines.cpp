@@ -39,7 +39,7 @@ static const char *const kS1 =
     "lower-affine";
 
 static const char *const kS2 =
-    "func.func(pb-distinct-results,pb-mark-inputs-read-only),"
+    "func.func(pb-distinct-results,pb-clone-fills,pb-mark-inputs-read-only),"
     "one-shot-bufferize{"
     "bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"

@@ -318,6 +318,28 @@ def PBFuseElementwisePass : Pass<"pb-fuse-elementwise"> {
                            "::mlir::affine::AffineDialect"];
 }
 
+def PBCloneFillsPass : Pass<"pb-clone-fills", "func::FuncOp"> {
+  let summary = "Give every use of a linalg.fill its own fill";
+  let description = [{
+    Stage S2, before bufferization. A `linalg.fill` on tensors with several
+    uses (CSE merges the identical zero accumulators of a model's layers)
+    is cloned in front of every use but the first. Shared, the bufferizer
+    filled one buffer and copied it into a fresh one for every writer, and
+    S3 saw a copy before each contraction instead of the fill that
+    `pb-map-matrix-units` folds into the micro-kernel.
+
+      %f = linalg.fill ins(%z) outs(%e)
+      %a = linalg.matmul ins(...) outs(%f)
+      %b = linalg.matmul ins(...) outs(%f)
+      ->
+      %f = linalg.fill ins(%z) outs(%e)
+      %a = linalg.matmul ins(...) outs(%f)
+      %f2 = linalg.fill ins(%z) outs(%e)
+      %b = linalg.matmul ins(...) outs(%f2)
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
 def PBDistinctResultsPass : Pass<"pb-distinct-results", "func::FuncOp"> {
   let summary = "Give every result of an entry its own tensor";
   let description = [{

@@ -1,0 +1,60 @@
+//===- CloneFills.cpp - One linalg.fill per use ---------------------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// pb-clone-fills (S2, before bufferization): CSE merges the identical fills
+// of a model's layers (every attention layer's zero accumulator) into one
+// tensor with many uses. Each use then writes its own copy: the bufferizer
+// fills one buffer and copies it into a fresh buffer for every writer, and
+// S3 sees a copy, not a fill, before each contraction. A fill costs no more
+// to redo than a copy, so every use gets its own, right before it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pb/Transforms/Passes.h"
+
+namespace mlir::pb {
+#define GEN_PASS_DEF_PBCLONEFILLSPASS
+#include "pb/Transforms/Passes.h.inc"
+} // namespace mlir::pb
+
+using namespace mlir;
+
+namespace {
+class PBCloneFillsPass
+    : public pb::impl::PBCloneFillsPassBase<PBCloneFillsPass> {
+public:
+  void runOnOperation() override {
+    SmallVector<linalg::FillOp> fills;
+    getOperation().walk([&](linalg::FillOp fill) {
+      if (fill.hasPureTensorSemantics() && !fill->hasOneUse() &&
+          !fill->use_empty())
+        fills.push_back(fill);
+    });
+    OpBuilder b(&getContext());
+    for (linalg::FillOp fill : fills) {
+      // Every use but the first (in the fill's block) gets a clone in front
+      // of its user (the fill's operands dominate the fill, hence every
+      // user).
+      SmallVector<OpOperand *> uses;
+      for (OpOperand &use : fill->getResult(0).getUses())
+        uses.push_back(&use);
+      Block *block = fill->getBlock();
+      auto first = llvm::min_element(uses, [&](OpOperand *x, OpOperand *y) {
+        Operation *ox = block->findAncestorOpInBlock(*x->getOwner());
+        Operation *oy = block->findAncestorOpInBlock(*y->getOwner());
+        return ox && oy && ox != oy && ox->isBeforeInBlock(oy);
+      });
+      OpOperand *kept = *first;
+      for (OpOperand *use : uses) {
+        if (use == kept)
+          continue;
+        b.setInsertionPoint(use->getOwner());
+        use->set(b.clone(*fill)->getResult(0));
+      }
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,31 @@
+// RUN: pb-opt %s --split-input-file --pb-clone-fills | FileCheck %s
+
+// A fill with two users: the second gets its own fill, right before it.
+// CHECK-LABEL: func.func @shared
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<8x8xf32>
+// CHECK: %[[F1:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<8x8xf32>)
+// CHECK: linalg.matmul ins(%arg0, %arg1 : {{.*}}) outs(%[[F1]] : tensor<8x8xf32>)
+// CHECK: %[[F2:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<8x8xf32>)
+// CHECK-NEXT: linalg.matmul ins(%arg1, %arg0 : {{.*}}) outs(%[[F2]] : tensor<8x8xf32>)
+func.func @shared(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %x = linalg.matmul ins(%a, %b : tensor<8x8xf32>, tensor<8x8xf32>) outs(%f : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %y = linalg.matmul ins(%b, %a : tensor<8x8xf32>, tensor<8x8xf32>) outs(%f : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %x, %y : tensor<8x8xf32>, tensor<8x8xf32>
+}
+
+// -----
+
+// A fill with one user stays as it is.
+// CHECK-LABEL: func.func @single
+// CHECK-COUNT-1: linalg.fill
+// CHECK-NOT: linalg.fill
+func.func @single(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %x = linalg.matmul ins(%a, %b : tensor<8x8xf32>, tensor<8x8xf32>) outs(%f : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %x : tensor<8x8xf32>
+}
