@@ -60,6 +60,10 @@ namespace {
 struct GemmDims {
   SmallVector<unsigned> batch, m, kOuter;
   unsigned n = 0, kInner = 0;
+  /// N loops outside `n` flattened with it into the GEMM's N (outer to
+  /// inner): a projection whose N a reshape split (q, k, v of 3 x E;
+  /// heads x head size) stays one GEMM over all its columns.
+  SmallVector<unsigned> nOuter;
   /// K loops flattened with kInner into the blocked K (outer to inner): a
   /// convolution whose channels are few (an RGB input) blocks over
   /// (kh, kw, c) instead of running its window as outer loops.
@@ -124,6 +128,12 @@ private:
   /// Sets the M loops of `loops` from a flattened row index.
   void setRow(SmallVector<Value> &loops, Value row) {
     setFlattened(loops, dims.m, row);
+  }
+  /// Sets the N loops of `loops` from a flattened column index.
+  void setColumn(SmallVector<Value> &loops, Value column) {
+    SmallVector<unsigned> nDims(dims.nOuter);
+    nDims.push_back(dims.n);
+    setFlattened(loops, nDims, column);
   }
   /// Sets the blocked K loops of `loops` from a flattened K index.
   void setK(SmallVector<Value> &loops, Value k) {
@@ -311,7 +321,7 @@ void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jc, Value pc,
     SmallVector<Value> loops(loopsIn);
     setK(loops, arith::AddIOp::create(b, pc, kk));
     for (int64_t v = 0; v < p.nr / p.lanes; ++v) {
-      loops[dims.n] = column(v * p.lanes);
+      setColumn(loops, column(v * p.lanes));
       SmallVector<Value> index = indices(bOperand, loops);
       Value vec;
       if (exact && contiguous)
@@ -338,7 +348,7 @@ void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jc, Value pc,
     for (int64_t v = 0; v < p.nr / p.lanes; ++v) {
       SmallVector<Value> square;
       for (int64_t i = 0; i < p.lanes; ++i) {
-        loops[dims.n] = column(v * p.lanes + i);
+        setColumn(loops, column(v * p.lanes + i));
         square.push_back(
             vector::LoadOp::create(b, vecType, bMem, indices(bOperand, loops)));
       }
@@ -502,7 +512,7 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
   }
   auto cIndices = [&](int64_t r, int64_t v) {
     SmallVector<Value> loops(rowLoops[r]);
-    loops[dims.n] = arith::AddIOp::create(b, j0, idx(v * p.lanes));
+    setColumn(loops, arith::AddIOp::create(b, j0, idx(v * p.lanes)));
     return std::make_pair(indices(cOperand, loops), rows[r]);
   };
 
@@ -887,6 +897,45 @@ findInitialFill(Operation *op, Value mem) {
   return std::nullopt;
 }
 
+/// Moves the N loops that classify() left as batch loops (loops that A
+/// does not index) into `dims.nOuter` while each is the dimension right
+/// outside the N found so far in both B and C: the GEMM then runs over all
+/// the columns at once (A packed once, not once per head), its column
+/// index split into these loops. The innermost N extent must be a multiple
+/// of the register tile's `nr` columns, so that no vector crosses an outer
+/// index.
+static void mergeSplitN(linalg::LinalgOp op, GemmDims &dims, int64_t nr) {
+  AffineMap mapA = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap mapB = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  AffineMap mapC = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (op.getStaticLoopRanges()[dims.n] % nr != 0)
+    return;
+  auto position = [](AffineMap map, unsigned dim) -> std::optional<unsigned> {
+    for (unsigned r = 0, e = map.getNumResults(); r < e; ++r)
+      if (auto expr = dyn_cast<AffineDimExpr>(map.getResult(r)))
+        if (expr.getPosition() == dim)
+          return r;
+    return std::nullopt;
+  };
+  unsigned inner = dims.n;
+  while (true) {
+    std::optional<unsigned> innerB = position(mapB, inner),
+                            innerC = position(mapC, inner);
+    if (!innerB || !innerC || *innerB == 0 || *innerC == 0)
+      return;
+    auto outer = llvm::find_if(dims.batch, [&](unsigned d) {
+      return !mapA.isFunctionOfDim(d) &&
+             position(mapB, d) == std::optional<unsigned>(*innerB - 1) &&
+             position(mapC, d) == std::optional<unsigned>(*innerC - 1);
+    });
+    if (outer == dims.batch.end())
+      return;
+    inner = *outer;
+    dims.nOuter.insert(dims.nOuter.begin(), inner);
+    dims.batch.erase(outer);
+  }
+}
+
 void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
                                           const ChipDesc &chip) {
   auto skip = [&](const Twine &why) {
@@ -926,9 +975,12 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   p.unit = unit;
   p.lanes = unit->n;
   p.m = flatM;
-  p.n = ranges[dims.n];
   p.k = ranges[dims.kInner];
   p.nr = kTileRowVectors * p.lanes;
+  mergeSplitN(op, dims, p.nr);
+  p.n = ranges[dims.n];
+  for (unsigned d : dims.nOuter)
+    p.n *= ranges[d];
   const MemoryLevelDesc *regs = chip.getMemoryLevel(MemoryKind::RegisterFile);
   int64_t elemBytes = typeOf(cMem).getIntOrFloatBitWidth() / 8;
   if (!regs)
