@@ -1,11 +1,13 @@
 // RUN: pb-opt %s --split-input-file --pb-clone-fills | FileCheck %s
 
-// A fill with two users: the second gets its own fill, right before it.
+// A fill with two users: the second gets its own fill of its own empty
+// tensor (one buffer each after bufferization), right before it.
 // CHECK-LABEL: func.func @shared
 // CHECK: %[[E:.*]] = tensor.empty() : tensor<8x8xf32>
 // CHECK: %[[F1:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<8x8xf32>)
 // CHECK: linalg.matmul ins(%arg0, %arg1 : {{.*}}) outs(%[[F1]] : tensor<8x8xf32>)
-// CHECK: %[[F2:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<8x8xf32>)
+// CHECK: %[[E2:.*]] = tensor.empty() : tensor<8x8xf32>
+// CHECK-NEXT: %[[F2:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E2]] : tensor<8x8xf32>)
 // CHECK-NEXT: linalg.matmul ins(%arg1, %arg0 : {{.*}}) outs(%[[F2]] : tensor<8x8xf32>)
 func.func @shared(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
   %z = arith.constant 0.0 : f32

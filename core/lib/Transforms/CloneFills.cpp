@@ -15,6 +15,9 @@
 
 #include "pb/Transforms/Passes.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+
 namespace mlir::pb {
 #define GEN_PASS_DEF_PBCLONEFILLSPASS
 #include "pb/Transforms/Passes.h.inc"
@@ -52,7 +55,15 @@ public:
         if (use == kept)
           continue;
         b.setInsertionPoint(use->getOwner());
-        use->set(b.clone(*fill)->getResult(0));
+        // A fresh tensor.empty too: sharing one, the clones bufferized into
+        // one buffer that each user then overwrote in place, and a
+        // contraction's epilogue could no longer be fused into its kernel
+        // (the buffer was read again later).
+        IRMapping mapping;
+        Value init = fill.getDpsInitOperand(0)->get();
+        if (auto empty = init.getDefiningOp<tensor::EmptyOp>())
+          mapping.map(init, b.clone(*empty)->getResult(0));
+        use->set(b.clone(*fill, mapping)->getResult(0));
       }
     }
   }

@@ -186,8 +186,14 @@ linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac,
   if (out->get() != c && getBaseBuffer(c) == outBase)
     return nullptr;
   // The result's final value must not be observable, unless the epilogue
-  // overwrites it in place.
-  if (out->get() != c && !c.getDefiningOp<memref::AllocOp>())
+  // overwrites it in place: C is a temporary (an allocation, or a reshape
+  // of one, as a projection whose result S1 reshaped writes).
+  Value cAlloc = c;
+  if (auto expand = c.getDefiningOp<memref::ExpandShapeOp>())
+    cAlloc = expand.getSrc();
+  else if (auto collapse = c.getDefiningOp<memref::CollapseShapeOp>())
+    cAlloc = collapse.getSrc();
+  if (out->get() != c && !cAlloc.getDefiningOp<memref::AllocOp>())
     return nullptr;
   // Reads of the result (identity map; a permutation when `permuted`) and
   // of other buffers (projections; for vector stores, the innermost loop
@@ -232,11 +238,19 @@ linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac,
     if (op.getNumRegions() != 0 || op.getNumResults() != 1 ||
         !op.hasTrait<OpTrait::Elementwise>() || isa<linalg::IndexOp>(op))
       return nullptr;
-  // Nothing else may read the result: every other user is an op before
-  // `mac` (its initialization) or a deallocation.
-  for (Operation *user : c.getUsers()) {
+  // In place, later readers of C read the epilogue's result, as the kernel
+  // leaves it (a buffer that bufferization reuses for a later layer).
+  if (out->get() == c)
+    return epilogue;
+  // Otherwise nothing else may read the result: every other user (of C,
+  // and of the allocation C reshapes) is an op before `mac` (its
+  // initialization) or a deallocation.
+  SmallVector<Operation *> users(c.getUsers());
+  if (cAlloc != c)
+    llvm::append_range(users, cAlloc.getUsers());
+  for (Operation *user : users) {
     if (user == mac.getOperation() || user == epilogue.getOperation() ||
-        isa<memref::DeallocOp>(user))
+        user == c.getDefiningOp() || isa<memref::DeallocOp>(user))
       continue;
     Operation *ancestor = mac->getBlock()->findAncestorOpInBlock(*user);
     if (!ancestor || !ancestor->isBeforeInBlock(mac))
