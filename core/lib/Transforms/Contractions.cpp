@@ -158,6 +158,12 @@ linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac,
   auto isSkippable = [&](Operation *op) {
     if (isa<memref::AllocOp, arith::ConstantOp>(op))
       return true;
+    // Views of other buffers (S1's expand_shape of a batch norm's (C)
+    // parameters to (1, C)).
+    if (auto view = dyn_cast<ViewLikeOpInterface>(op))
+      if (isMemoryEffectFree(op) &&
+          getBaseBuffer(view.getViewSource()) != cBase)
+        return true;
     return permuted && isIndependent(op);
   };
   Operation *next = mac->getNextNode();
