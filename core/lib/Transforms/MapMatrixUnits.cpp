@@ -855,7 +855,8 @@ static FailureOr<GemmDims> classify(linalg::LinalgOp op, std::string &why) {
 }
 
 /// The nest that fills all of `mem` with one value defined outside it, if
-/// it comes right before `op` (only side-effect-free ops between), and the
+/// it comes right before `op` (only side-effect-free ops and allocations of
+/// other buffers between: an epilogue's output moved above `op`), and the
 /// value: S2's form of the linalg.fill that initializes a contraction.
 static std::optional<std::pair<affine::AffineForOp, Value>>
 findInitialFill(Operation *op, Value mem) {
@@ -863,7 +864,9 @@ findInitialFill(Operation *op, Value mem) {
   if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity())
     return std::nullopt;
   Operation *prev = op->getPrevNode();
-  while (prev && isMemoryEffectFree(prev) && !isa<affine::AffineForOp>(prev))
+  while (prev && !isa<affine::AffineForOp>(prev) &&
+         (isMemoryEffectFree(prev) ||
+          (isa<memref::AllocOp>(prev) && prev->getResult(0) != mem)))
     prev = prev->getPrevNode();
   auto outer = dyn_cast_or_null<affine::AffineForOp>(prev);
   if (!outer)
