@@ -44,10 +44,12 @@ bool isMultiplyAccumulate(linalg::LinalgOp op);
 
 /// The elementwise linalg.generic that S3 may fuse into the final stores of
 /// the multiply-accumulate op `mac` (a bias, an activation), or null. It must
-/// follow `mac` (only allocations and constants between them), read `mac`'s
-/// result buffer with an identity map and write a buffer of the same shape;
-/// nothing else may read that result buffer, and it must be a temporary
-/// unless the epilogue overwrites it in place. With `permuted` (kernels that
+/// follow `mac` (only allocations, constants and views of other buffers
+/// between them), read `mac`'s result buffer with an identity map and write
+/// a buffer of the same shape. Unless the epilogue overwrites that result
+/// in place (later readers then see its values), nothing else may read the
+/// result, and it must be a temporary: an allocation or a reshape of one.
+/// With `permuted` (kernels that
 /// store element by element, GPU tensor-core kernels), the epilogue may
 /// read the result and write its output through permutations of its loops
 /// (a convolution's NHWC result normalized into an NCHW output), and
