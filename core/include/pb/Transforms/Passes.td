@@ -323,10 +323,13 @@ def PBCloneFillsPass : Pass<"pb-clone-fills", "func::FuncOp"> {
   let description = [{
     Stage S2, before bufferization. A `linalg.fill` on tensors with several
     uses (CSE merges the identical zero accumulators of a model's layers)
-    is cloned in front of every use but the first. Shared, the bufferizer
-    filled one buffer and copied it into a fresh one for every writer, and
-    S3 saw a copy before each contraction instead of the fill that
-    `pb-map-matrix-units` folds into the micro-kernel.
+    is cloned, with its `tensor.empty` destination, in front of every use
+    but the first. Shared, the bufferizer filled one buffer and copied it
+    into a fresh one for every writer, and S3 saw a copy before each
+    contraction instead of the fill that `pb-map-matrix-units` folds into
+    the micro-kernel. (With one destination for all clones, every layer's
+    contraction wrote one buffer in place, and its epilogue could no longer
+    be fused.)
 
       %f = linalg.fill ins(%z) outs(%e)
       %a = linalg.matmul ins(...) outs(%f)
@@ -334,10 +337,11 @@ def PBCloneFillsPass : Pass<"pb-clone-fills", "func::FuncOp"> {
       ->
       %f = linalg.fill ins(%z) outs(%e)
       %a = linalg.matmul ins(...) outs(%f)
-      %f2 = linalg.fill ins(%z) outs(%e)
+      %e2 = tensor.empty()
+      %f2 = linalg.fill ins(%z) outs(%e2)
       %b = linalg.matmul ins(...) outs(%f2)
   }];
-  let dependentDialects = ["linalg::LinalgDialect"];
+  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
 }
 
 def PBDistinctResultsPass : Pass<"pb-distinct-results", "func::FuncOp"> {
