@@ -44,13 +44,15 @@ public:
       SmallVector<OpOperand *> uses;
       for (OpOperand &use : fill->getResult(0).getUses())
         uses.push_back(&use);
+      // Users sit in the fill's block or in regions of ops there.
       Block *block = fill->getBlock();
-      auto first = llvm::min_element(uses, [&](OpOperand *x, OpOperand *y) {
-        Operation *ox = block->findAncestorOpInBlock(*x->getOwner());
-        Operation *oy = block->findAncestorOpInBlock(*y->getOwner());
-        return ox && oy && ox != oy && ox->isBeforeInBlock(oy);
+      auto ancestor = [&](OpOperand *use) {
+        return block->findAncestorOpInBlock(*use->getOwner());
+      };
+      OpOperand *kept = *llvm::min_element(uses, [&](auto *x, auto *y) {
+        return ancestor(x) != ancestor(y) &&
+               ancestor(x)->isBeforeInBlock(ancestor(y));
       });
-      OpOperand *kept = *first;
       for (OpOperand *use : uses) {
         if (use == kept)
           continue;

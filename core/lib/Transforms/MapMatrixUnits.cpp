@@ -24,6 +24,7 @@
 #include "pb/Target/TargetDesc.h"
 #include "pb/Transforms/Passes.h"
 
+#include "mlir/Dialect/Affine/LoopUtils.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -871,33 +872,27 @@ findInitialFill(Operation *op, Value mem) {
   auto outer = dyn_cast_or_null<affine::AffineForOp>(prev);
   if (!outer)
     return std::nullopt;
+  // One loop per dimension of `mem`, over all of it, around a single store.
+  SmallVector<affine::AffineForOp> nest;
+  affine::getPerfectlyNestedLoops(nest, outer);
+  if (nest.size() != static_cast<size_t>(type.getRank()))
+    return std::nullopt;
   SmallVector<Value> ivs;
-  affine::AffineForOp loop = outer;
-  for (int64_t dim = 0, rank = type.getRank(); dim < rank; ++dim) {
-    if (!loop || !loop.hasConstantBounds() ||
-        loop.getConstantLowerBound() != 0 ||
-        loop.getConstantUpperBound() != type.getDimSize(dim) ||
-        loop.getStepAsInt() != 1)
+  for (auto [loop, size] : llvm::zip(nest, type.getShape())) {
+    if (!loop.hasConstantBounds() || loop.getConstantLowerBound() != 0 ||
+        loop.getConstantUpperBound() != size || loop.getStepAsInt() != 1)
       return std::nullopt;
     ivs.push_back(loop.getInductionVar());
-    Block *body = loop.getBody();
-    if (dim + 1 < rank) {
-      // The next loop is the body's only op.
-      if (body->getOperations().size() != 2)
-        return std::nullopt;
-      loop = dyn_cast<affine::AffineForOp>(body->front());
-      continue;
-    }
-    auto store = dyn_cast<affine::AffineStoreOp>(body->front());
-    if (body->getOperations().size() != 2 || !store ||
-        store.getMemRef() != mem || store.getMapOperands() != ValueRange(ivs) ||
-        !store.getAffineMap().isIdentity() ||
-        !store.getValueToStore().getParentRegion()->isProperAncestor(
-            &outer.getRegion()))
-      return std::nullopt;
-    return std::make_pair(outer, store.getValueToStore());
   }
-  return std::nullopt;
+  Block *body = nest.back().getBody();
+  auto store = dyn_cast<affine::AffineStoreOp>(body->front());
+  if (body->getOperations().size() != 2 || !store || store.getMemRef() != mem ||
+      store.getMapOperands() != ValueRange(ivs) ||
+      !store.getAffineMap().isIdentity() ||
+      !store.getValueToStore().getParentRegion()->isProperAncestor(
+          &outer.getRegion()))
+    return std::nullopt;
+  return std::make_pair(outer, store.getValueToStore());
 }
 
 /// Moves the N loops that classify() left as batch loops (loops that A
@@ -913,12 +908,8 @@ static void mergeSplitN(linalg::LinalgOp op, GemmDims &dims, int64_t nr) {
   AffineMap mapC = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   if (op.getStaticLoopRanges()[dims.n] % nr != 0)
     return;
-  auto position = [](AffineMap map, unsigned dim) -> std::optional<unsigned> {
-    for (unsigned r = 0, e = map.getNumResults(); r < e; ++r)
-      if (auto expr = dyn_cast<AffineDimExpr>(map.getResult(r)))
-        if (expr.getPosition() == dim)
-          return r;
-    return std::nullopt;
+  auto position = [&](AffineMap map, unsigned dim) {
+    return map.getResultPosition(getAffineDimExpr(dim, op.getContext()));
   };
   unsigned inner = dims.n;
   while (true) {
