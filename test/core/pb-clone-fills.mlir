@@ -31,3 +31,26 @@ func.func @single(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %x = linalg.matmul ins(%a, %b : tensor<8x8xf32>, tensor<8x8xf32>) outs(%f : tensor<8x8xf32>) -> tensor<8x8xf32>
   return %x : tensor<8x8xf32>
 }
+
+// -----
+
+// A padded tensor: the fill's interior is extracted, written and inserted
+// back. Those two uses stay on the fill (bufferized in place: one buffer
+// filled once); the matmul gets its own fill.
+// CHECK-LABEL: func.func @padded
+// CHECK: %[[F:.*]] = linalg.fill
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[F]][1, 1] [6, 6] [1, 1]
+// CHECK: %[[C:.*]] = linalg.copy ins(%arg0 : tensor<6x6xf32>) outs(%[[S]] : tensor<6x6xf32>)
+// CHECK: %[[P:.*]] = tensor.insert_slice %[[C]] into %[[F]][1, 1] [6, 6] [1, 1]
+// CHECK: %[[F2:.*]] = linalg.fill
+// CHECK-NEXT: linalg.matmul ins(%[[P]], %[[P]] : {{.*}}) outs(%[[F2]] : tensor<8x8xf32>)
+func.func @padded(%a: tensor<6x6xf32>) -> tensor<8x8xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %s = tensor.extract_slice %f[1, 1] [6, 6] [1, 1] : tensor<8x8xf32> to tensor<6x6xf32>
+  %c = linalg.copy ins(%a : tensor<6x6xf32>) outs(%s : tensor<6x6xf32>) -> tensor<6x6xf32>
+  %p = tensor.insert_slice %c into %f[1, 1] [6, 6] [1, 1] : tensor<6x6xf32> into tensor<8x8xf32>
+  %x = linalg.matmul ins(%p, %p : tensor<8x8xf32>, tensor<8x8xf32>) outs(%f : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %x : tensor<8x8xf32>
+}

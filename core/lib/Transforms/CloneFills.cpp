@@ -26,6 +26,16 @@ namespace mlir::pb {
 using namespace mlir;
 
 namespace {
+/// Whether `use` is the source of a tensor.extract_slice or the destination
+/// of a tensor.insert_slice.
+bool isSliceUse(OpOperand &use) {
+  Operation *user = use.getOwner();
+  if (isa<tensor::ExtractSliceOp>(user))
+    return true;
+  auto insert = dyn_cast<tensor::InsertSliceOp>(user);
+  return insert && &use == &insert.getDestMutable();
+}
+
 class PBCloneFillsPass
     : public pb::impl::PBCloneFillsPassBase<PBCloneFillsPass> {
 public:
@@ -38,21 +48,33 @@ public:
     });
     OpBuilder b(&getContext());
     for (linalg::FillOp fill : fills) {
-      // Every use but the first (in the fill's block) gets a clone in front
-      // of its user (the fill's operands dominate the fill, hence every
-      // user).
+      // The uses that read or write the fill through a slice (a padded
+      // tensor: the interior extracted, written and inserted back) stay on
+      // it: bufferized in place, they are one buffer. Of the other uses,
+      // the first (in the fill's block) keeps the fill when there is no
+      // slice use; every other gets a clone in front of its user (the
+      // fill's operands dominate the fill, hence every user).
       SmallVector<OpOperand *> uses;
-      for (OpOperand &use : fill->getResult(0).getUses())
-        uses.push_back(&use);
+      bool hasSliceUse = false;
+      for (OpOperand &use : fill->getResult(0).getUses()) {
+        if (isSliceUse(use))
+          hasSliceUse = true;
+        else
+          uses.push_back(&use);
+      }
+      if (uses.empty())
+        continue;
       // Users sit in the fill's block or in regions of ops there.
       Block *block = fill->getBlock();
       auto ancestor = [&](OpOperand *use) {
         return block->findAncestorOpInBlock(*use->getOwner());
       };
-      OpOperand *kept = *llvm::min_element(uses, [&](auto *x, auto *y) {
-        return ancestor(x) != ancestor(y) &&
-               ancestor(x)->isBeforeInBlock(ancestor(y));
-      });
+      OpOperand *kept =
+          hasSliceUse ? nullptr
+                      : *llvm::min_element(uses, [&](auto *x, auto *y) {
+                          return ancestor(x) != ancestor(y) &&
+                                 ancestor(x)->isBeforeInBlock(ancestor(y));
+                        });
       for (OpOperand *use : uses) {
         if (use == kept)
           continue;

@@ -118,9 +118,10 @@ linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac,
   auto cType = dyn_cast<MemRefType>(c.getType());
   if (!cType || !cType.getLayout().isIdentity())
     return nullptr;
-  // Between the two: allocations, constants and (with `permuted`) any
-  // statement independent of `mac` (views of other buffers, a residual
-  // branch's convolution), which the kernel's builder moves before it: it
+  // Between the two: allocations, constants and any statement independent
+  // of `mac` (views of other buffers, a residual branch's convolution, the
+  // fill of a padded tensor's border whose interior the epilogue writes),
+  // which the kernel's builder moves before it: it
   // neither touches C nor writes or frees A or B (bufferization places A's
   // deallocation right after its last use), and its effects are all known.
   Value cBase = getBaseBuffer(c);
@@ -164,7 +165,7 @@ linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac,
       if (isMemoryEffectFree(op) &&
           getBaseBuffer(view.getViewSource()) != cBase)
         return true;
-    return permuted && isIndependent(op);
+    return isIndependent(op);
   };
   Operation *next = mac->getNextNode();
   while (next && isSkippable(next))
@@ -178,7 +179,11 @@ linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac,
   OpOperand *out = epilogue.getDpsInitOperand(0);
   auto outType = dyn_cast<MemRefType>(out->get().getType());
   AffineMap outMap = epilogue.getMatchingIndexingMap(out);
-  if (!outType || !outType.getLayout().isIdentity() ||
+  // Without `permuted` (the CPU kernels' vector stores), the output may be
+  // a view with unit innermost stride (the interior of a padded tensor).
+  if (!outType ||
+      !(permuted ? outType.getLayout().isIdentity()
+                 : outType.isLastDimUnitStride()) ||
       !(permuted ? outMap.isPermutation() : outMap.isIdentity()) ||
       (!permuted && outType.getShape() != cType.getShape()))
     return nullptr;

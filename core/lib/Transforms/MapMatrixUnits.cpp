@@ -306,7 +306,7 @@ void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jc, Value pc,
         nResult = r;
   bool contiguous = nResult + 1 == mapB.getNumResults();
   auto lastB = dyn_cast<AffineDimExpr>(mapB.getResults().back());
-  bool alongK = !contiguous && exact && dims.kFlat.empty() && lastB &&
+  bool alongK = !contiguous && dims.kFlat.empty() && lastB &&
                 lastB.getPosition() == dims.kInner &&
                 llvm::isPowerOf2_64(p.lanes);
   AffineMap alongN = AffineMap::get(
@@ -340,6 +340,13 @@ void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jc, Value pc,
   if (alongK) {
     kcMain = arith::MulIOp::create(
         b, arith::DivUIOp::create(b, kc, idx(p.lanes)), idx(p.lanes));
+    // A panel past N's edge (a classifier's 1000 columns) reads row by row,
+    // masked.
+    if (!exact) {
+      Value full = arith::CmpIOp::create(b, arith::CmpIPredicate::sle,
+                                         column(p.nr), idx(p.n));
+      kcMain = arith::SelectOp::create(b, full, kcMain, idx(0));
+    }
     auto kLoop = scf::ForOp::create(b, idx(0), kcMain, idx(p.lanes));
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(kLoop.getBody());
@@ -1051,6 +1058,12 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   ArrayRef<ComputeLevelDesc> levels = chip.computeLevels;
   const ComputeLevelDesc &level = levels[levels.size() > 1 ? 1 : 0];
   GemmBuilder builder(op, dims, p);
+  // C's fill goes into the first K block's stores (A and B must not be C:
+  // the fill would change them). Found before the statements between `op`
+  // and its epilogue move above `op` (they do not touch C).
+  std::optional<std::pair<affine::AffineForOp, Value>> fill;
+  if (aMem != cMem && bMem != cMem)
+    fill = findInitialFill(op, cMem);
   linalg::GenericOp epilogue = findFusableEpilogue(op);
   if (epilogue) {
     // The epilogue runs inside the kernel, at `op`: the buffers and constants
@@ -1061,11 +1074,6 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   }
   builder.setLevel(
       StringAttr::get(op->getContext(), stringifyComputeLevelKind(level.kind)));
-  // C's fill goes into the first K block's stores (A and B must not be C:
-  // the fill would change them).
-  std::optional<std::pair<affine::AffineForOp, Value>> fill;
-  if (aMem != cMem && bMem != cMem)
-    fill = findInitialFill(op, cMem);
   if (fill)
     builder.setInitialValue(fill->second);
   builder.build();

@@ -38,17 +38,20 @@ static const char *const kS1 =
     // turns the indices into loop IVs they are no valid affine symbols.
     "lower-affine";
 
-static const char *const kS2 =
-    "func.func(pb-distinct-results,pb-clone-fills,pb-mark-inputs-read-only),"
-    "one-shot-bufferize{"
-    "bufferize-function-boundaries "
-    "function-boundary-type-conversion=identity-layout-map},"
-    "buffer-results-to-out-params{hoist-static-allocs "
-    "modify-public-functions},"
-    "func.func(buffer-hoisting),buffer-deallocation-pipeline,"
-    "func.func(pb-lower-to-affine,pb-fold-views),fold-memref-alias-ops,"
-    "canonicalize,cse,"
-    "func.func(affine-scalrep)";
+static std::string getS2Spec(const pb::PipelineOptions &options) {
+  return std::string("func.func(pb-distinct-results,") +
+         (options.padInPlace ? "pb-pad-in-place," : "") +
+         "pb-clone-fills,pb-mark-inputs-read-only),"
+         "one-shot-bufferize{"
+         "bufferize-function-boundaries "
+         "function-boundary-type-conversion=identity-layout-map},"
+         "buffer-results-to-out-params{hoist-static-allocs "
+         "modify-public-functions},"
+         "func.func(buffer-hoisting),buffer-deallocation-pipeline,"
+         "func.func(pb-lower-to-affine,pb-fold-views),fold-memref-alias-ops,"
+         "canonicalize,cse,"
+         "func.func(affine-scalrep)";
+}
 
 static std::string getS3Spec(const pb::PipelineOptions &options) {
   std::string spec;
@@ -103,7 +106,7 @@ LogicalResult mlir::pb::addStagePipeline(OpPassManager &pm,
   if (stage == "s1")
     spec = kS1;
   else if (stage == "s2")
-    spec = kS2;
+    spec = getS2Spec(options);
   else if (stage == "s3")
     spec = getS3Spec(options);
   else if (stage == "host")

@@ -101,6 +101,33 @@ func.func @linear(%a: tensor<37x300xf32>, %w: tensor<48x300xf32>) -> tensor<37x4
   return %r : tensor<37x48xf32>
 }
 
+// A classifier at batch 1 (x @ W^T, N = 45 not a multiple of the 16-column
+// panel): the two full panels are packed from 8x8 squares like @linear, the
+// third (13 columns) row by row with masked reads.
+// CHECK: OK classifier: 45 values match the reference
+// PACK-LABEL: func.func @classifier
+// PACK-COUNT-48: vector.shuffle
+// PACK-NOT: vector.shuffle
+// PACK: return
+func.func @classifier(%a: tensor<1x300xf32>, %w: tensor<45x300xf32>) -> tensor<1x45xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x45xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x45xf32>) -> tensor<1x45xf32>
+  %r = linalg.generic {
+      indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                       affine_map<(m, n, k) -> (n, k)>,
+                       affine_map<(m, n, k) -> (m, n)>],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : tensor<1x300xf32>, tensor<45x300xf32>)
+      outs(%f : tensor<1x45xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x45xf32>
+  return %r : tensor<1x45xf32>
+}
+
 // Eight batch indices (attention's heads): each is one parallel task that
 // runs its whole GEMM, packing included, instead of two forks per block.
 // EXPLAIN: MxNxK 13x20x33 {{.*}} (>= 8 tasks), the batch loops as the tasks on level 'core'

@@ -44,18 +44,19 @@ bool isMultiplyAccumulate(linalg::LinalgOp op);
 
 /// The elementwise linalg.generic that S3 may fuse into the final stores of
 /// the multiply-accumulate op `mac` (a bias, an activation), or null. It must
-/// follow `mac` (only allocations, constants and views of other buffers
-/// between them), read `mac`'s result buffer with an identity map and write
-/// a buffer of the same shape. Unless the epilogue overwrites that result
-/// in place (later readers then see its values), nothing else may read the
-/// result, and it must be a temporary: an allocation or a reshape of one.
-/// With `permuted` (kernels that
-/// store element by element, GPU tensor-core kernels), the epilogue may
-/// read the result and write its output through permutations of its loops
-/// (a convolution's NHWC result normalized into an NCHW output), and
-/// statements independent of `mac` (not touching its result, not writing
-/// its inputs: a batch norm's reshaped parameters, a residual branch) may
-/// come between, to be moved before it.
+/// follow `mac`, with only statements independent of `mac` between them
+/// (not touching its result, not writing its inputs: allocations, a batch
+/// norm's reshaped parameters, a residual branch, the fill of a padded
+/// tensor's border), to be moved before it. It reads `mac`'s result buffer
+/// with an identity map and writes a buffer of the same shape (a view with
+/// unit innermost stride: a padded tensor's interior). Unless the epilogue
+/// overwrites that result in place (later readers then see its values),
+/// nothing else may read the result, and it must be a temporary: an
+/// allocation or a reshape of one. With `permuted` (kernels that store
+/// element by element, GPU tensor-core kernels), the epilogue may read the
+/// result and write its output through permutations of its loops (a
+/// convolution's NHWC result normalized into an NCHW output), into a buffer
+/// with the identity layout.
 linalg::GenericOp findFusableEpilogue(linalg::LinalgOp mac,
                                       bool permuted = false);
 
@@ -114,6 +115,10 @@ struct PipelineOptions {
   /// Matrix units issued by several subgroups together (warpgroups) may be
   /// chosen; off, only warp-level units are.
   bool warpgroupUnits = true;
+  /// pb-pad-in-place in S2 (padded tensors written in place, only their
+  /// border filled); off in the reference pipeline, so that its results
+  /// check the rewrite.
+  bool padInPlace = true;
 };
 
 /// The stage names addStagePipeline knows, in pipeline order.

@@ -318,6 +318,37 @@ def PBFuseElementwisePass : Pass<"pb-fuse-elementwise"> {
                            "::mlir::affine::AffineDialect"];
 }
 
+def PBPadInPlacePass : Pass<"pb-pad-in-place", "func::FuncOp"> {
+  let summary = "Write padded tensors in place and fill only their border";
+  let description = [{
+    Stage S2, before bufferization. The frontends pad a tensor by filling
+    the whole padded tensor, copying the value into a slice of it and
+    inserting the slice back, which bufferizes to two passes over the padded
+    buffer (every padded convolution input, on every call). For each such
+    insert:
+    - when the copied value is the only use of a linalg op's result and the
+      op does not read its destination, the op writes the slice itself and
+      the copy goes;
+    - the padded tensor gets its own `tensor.empty`, and only its border is
+      filled: one `linalg.fill` per padded side, on disjoint slices, since
+      the insert overwrites the interior and nothing reads it before.
+
+      %f = linalg.fill ins(%z) outs(%e : tensor<6x6xf32>)
+      %s = tensor.extract_slice %f[1, 1] [4, 4] [1, 1]
+      %x = linalg.generic ... outs(%e2 : tensor<4x4xf32>)
+      %c = linalg.copy ins(%x) outs(%s)
+      %p = tensor.insert_slice %c into %f[1, 1] [4, 4] [1, 1]
+      ->
+      %e = tensor.empty() : tensor<6x6xf32>
+      (fills of the slices [0, 0] [1, 6], [5, 0] [1, 6], [1, 0] [4, 1] and
+       [1, 5] [4, 1], inserted into %e in turn: %b)
+      %s = tensor.extract_slice %b[1, 1] [4, 4] [1, 1]
+      %x = linalg.generic ... outs(%s)
+      %p = tensor.insert_slice %x into %b[1, 1] [4, 4] [1, 1]
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
+}
+
 def PBCloneFillsPass : Pass<"pb-clone-fills", "func::FuncOp"> {
   let summary = "Give every use of a linalg.fill its own fill";
   let description = [{
