@@ -203,7 +203,7 @@ pb_status *pbCompile(const char *moduleText, size_t size, const char *target,
     // The reference pipeline leaves out S3 and the S2 rewrites that
     // only make the code faster.
     if (options.reference)
-      options.pipeline.padInPlace = false;
+      options.pipeline.optionalRewrites = false;
     PassManager pm(&context);
     pm.addPass(pb::createPBCheckInputContractPass());
     pm.addPass(pb::createPBAttachTargetPass({target}));

@@ -6,7 +6,8 @@
 //===----------------------------------------------------------------------===//
 //
 // The stages read in one place, in order:
-//   pb-s1  graph: canonicalize, decompose aggregates, fuse elementwise ops
+//   pb-s1  graph: canonicalize, decompose aggregates, fuse elementwise ops,
+//          hoist loop-invariant subexpressions
 //   pb-s2  buffers and loops: bufferize, deallocate, affine loop nests
 //   pb-s3  mid-level: fusion, multi-level tiling, vectorization, parallel
 //          loops marked with their hardware level (all from the target)
@@ -29,18 +30,21 @@
 
 using namespace mlir;
 
-static const char *const kS1 =
-    "canonicalize,func.func(pb-decompose-aggregates,pb-conv-to-channels-last,"
-    "pb-fold-transposes),"
-    "pb-fuse-elementwise,func.func(pb-propagate-layouts),"
-    "canonicalize,cse,"
-    // Reshape fusion leaves affine.apply on linalg.index in bodies; once S2
-    // turns the indices into loop IVs they are no valid affine symbols.
-    "lower-affine";
+static std::string getS1Spec(const pb::PipelineOptions &options) {
+  return std::string("canonicalize,func.func(pb-decompose-aggregates,"
+                     "pb-conv-to-channels-last,pb-fold-transposes),"
+                     "pb-fuse-elementwise,func.func(pb-propagate-layouts") +
+         (options.optionalRewrites ? ",pb-hoist-invariants" : "") +
+         "),canonicalize,cse,"
+         // Reshape fusion leaves affine.apply on linalg.index in bodies; once
+         // S2 turns the indices into loop IVs they are no valid affine
+         // symbols.
+         "lower-affine";
+}
 
 static std::string getS2Spec(const pb::PipelineOptions &options) {
   return std::string("func.func(pb-distinct-results,") +
-         (options.padInPlace ? "pb-pad-in-place," : "") +
+         (options.optionalRewrites ? "pb-pad-in-place," : "") +
          "pb-clone-fills,pb-mark-inputs-read-only),"
          "one-shot-bufferize{"
          "bufferize-function-boundaries "
@@ -104,7 +108,7 @@ LogicalResult mlir::pb::addStagePipeline(OpPassManager &pm,
                                          const PipelineOptions &options) {
   std::string spec;
   if (stage == "s1")
-    spec = kS1;
+    spec = getS1Spec(options);
   else if (stage == "s2")
     spec = getS2Spec(options);
   else if (stage == "s3")

@@ -115,10 +115,10 @@ struct PipelineOptions {
   /// Matrix units issued by several subgroups together (warpgroups) may be
   /// chosen; off, only warp-level units are.
   bool warpgroupUnits = true;
-  /// pb-pad-in-place in S2 (padded tensors written in place, only their
-  /// border filled); off in the reference pipeline, so that its results
-  /// check the rewrite.
-  bool padInPlace = true;
+  /// The rewrites of S1 and S2 that only make the code faster
+  /// (pb-hoist-invariants, pb-pad-in-place); off in the reference
+  /// pipeline, so that its results check them.
+  bool optionalRewrites = true;
 };
 
 /// The stage names addStagePipeline knows, in pipeline order.

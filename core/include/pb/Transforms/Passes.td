@@ -123,6 +123,38 @@ def PBConvToChannelsLastPass
                            "tensor::TensorDialect"];
 }
 
+def PBHoistInvariantsPass : Pass<"pb-hoist-invariants", "func::FuncOp"> {
+  let summary = "Compute a generic's subexpressions that vary with few of "
+                "its loops once per value";
+  let description = [{
+    Stage S1, after elementwise fusion. A subexpression of a
+    `linalg.generic`'s body that depends on a strict subset of its loops
+    (through the indexing maps of the inputs it reads, or linalg.index) and
+    holds an expensive op (a division, a remainder, any math op) becomes a
+    generic of its own over those loops; the original reads its result as
+    a new input, broadcast along the other loops. Done when the original
+    would compute each value at least 8 times. A batch norm in inference
+    then takes 1 / sqrt(var + eps) once per channel instead of once per
+    element of the feature map. The arithmetic is unchanged (no
+    reassociation): results are bitwise the same.
+
+    ```mlir
+    %y = linalg.generic {indexing_maps = [(n, h, w, c) -> (n, h, w, c),
+                                          (n, h, w, c) -> (c), ...]}
+           ins(%x, %var : ...) outs(...) {
+      %s = arith.addf %v, %eps ; %r = math.sqrt %s ; %i = arith.divf %one, %r
+      %d = arith.subf %in, %m ; %o = arith.mulf %d, %i ...
+    ->
+    %inv = linalg.generic {indexing_maps = [(c) -> (c), (c) -> (c)]}
+             ins(%var : tensor<32xf32>) outs(%e : tensor<32xf32>) {
+      %s = arith.addf %v, %eps ; %r = math.sqrt %s ; %i = arith.divf %one, %r
+    %y = linalg.generic {... (n, h, w, c) -> (c)} ins(%x, ..., %inv) ... {
+      %d = arith.subf %in, %m ; %o = arith.mulf %d, %i ...
+    ```
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
+}
+
 def PBFoldTransposesPass : Pass<"pb-fold-transposes", "func::FuncOp"> {
   let summary = "Fold a transpose of B into the matmul that reads it, on "
                 "chips with matrix units";
