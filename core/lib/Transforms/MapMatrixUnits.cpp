@@ -84,6 +84,13 @@ struct GemmPlan {
   /// its whole GEMM, packing included, on one core, instead of two forks
   /// per KC block of every batch index.
   bool batchParallel = false;
+  /// The micro-kernel broadcasts A's elements from A itself, not from a
+  /// packed copy: A's rows are contiguous along the blocked K (a
+  /// channels-last convolution's pixels, x of x @ W), so a packed row panel
+  /// saves nothing while packing costs a pass over A per N block and per
+  /// window position (a 3x3 convolution with 32 output channels spent as
+  /// long packing A as multiplying it).
+  bool directA = false;
   /// Flattened M, and the extents of N and of the blocked K loop.
   int64_t m, n, k;
 };
@@ -152,9 +159,10 @@ private:
   void computeBlock(Value bp, ArrayRef<Value> loops, Value jc, Value pc,
                     Value kc, Value nc);
   void microKernel(Value ap, Value bp, ArrayRef<Value> loops, Value i0,
-                   Value j0, Value ip, Value jp, Value kc);
+                   Value j0, Value ip, Value jp, Value pc, Value kc);
   void microKernelBody(Value ap, Value bp, ArrayRef<Value> loops, Value i0,
-                       Value j0, Value ip, Value jp, Value kc, bool fullTile);
+                       Value j0, Value ip, Value jp, Value pc, Value kc,
+                       bool fullTile);
 
   linalg::LinalgOp op;
   const GemmDims &dims;
@@ -409,12 +417,14 @@ void GemmBuilder::computeBlock(Value bp, ArrayRef<Value> loopsIn, Value jc,
   Value mc = minIdx(arith::SubIOp::create(b, idx(p.m), ic), p.mc);
   int64_t mcPanels = llvm::divideCeil(p.mc, p.mr);
   auto apType = MemRefType::get({mcPanels, p.kc, p.mr}, f);
-  Value ap = memref::AllocOp::create(b, apType, b.getI64IntegerAttr(64));
+  Value ap;
+  if (!p.directA)
+    ap = memref::AllocOp::create(b, apType, b.getI64IntegerAttr(64));
 
   // Pack A: row panels of MR rows, k-major inside a panel; rows past M are
   // zeros. A row's M indices are computed once per row.
   Value rowPanels = arith::CeilDivSIOp::create(b, mc, idx(p.mr));
-  {
+  if (!p.directA) {
     auto ipLoop = scf::ForOp::create(b, idx(0), rowPanels, idx(1));
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ipLoop.getBody());
@@ -469,18 +479,19 @@ void GemmBuilder::computeBlock(Value bp, ArrayRef<Value> loopsIn, Value jc,
         arith::AddIOp::create(b, ic, arith::MulIOp::create(b, ip, idx(p.mr)));
     Value j0 =
         arith::AddIOp::create(b, jc, arith::MulIOp::create(b, jp, idx(p.nr)));
-    microKernel(ap, bp, loopsIn, i0, j0, ip, jp, kc);
+    microKernel(ap, bp, loopsIn, i0, j0, ip, jp, pc, kc);
   }
-  memref::DeallocOp::create(b, ap);
+  if (!p.directA)
+    memref::DeallocOp::create(b, ap);
 }
 
 void GemmBuilder::microKernel(Value ap, Value bp, ArrayRef<Value> loopsIn,
-                              Value i0, Value j0, Value ip, Value jp,
+                              Value i0, Value j0, Value ip, Value jp, Value pc,
                               Value kc) {
   bool exact = p.m % p.mr == 0 && p.mc % p.mr == 0 && p.n % p.nr == 0 &&
                p.nc % p.nr == 0;
   if (exact)
-    return microKernelBody(ap, bp, loopsIn, i0, j0, ip, jp, kc, true);
+    return microKernelBody(ap, bp, loopsIn, i0, j0, ip, jp, pc, kc, true);
   // Full tiles take the unmasked path; only tiles on M's or N's edge pay for
   // masks and row checks.
   Value rowsFit =
@@ -493,14 +504,14 @@ void GemmBuilder::microKernel(Value ap, Value bp, ArrayRef<Value> loopsIn,
   auto ifOp = scf::IfOp::create(b, full, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  microKernelBody(ap, bp, loopsIn, i0, j0, ip, jp, kc, true);
+  microKernelBody(ap, bp, loopsIn, i0, j0, ip, jp, pc, kc, true);
   b.setInsertionPointToStart(ifOp.elseBlock());
-  microKernelBody(ap, bp, loopsIn, i0, j0, ip, jp, kc, false);
+  microKernelBody(ap, bp, loopsIn, i0, j0, ip, jp, pc, kc, false);
 }
 
 void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
                                   Value i0, Value j0, Value ip, Value jp,
-                                  Value kc, bool fullTile) {
+                                  Value pc, Value kc, bool fullTile) {
   OpOperand *cOperand = op.getDpsInitOperand(0);
   Value cMem = cOperand->get();
   Type f = cast<MemRefType>(cMem.getType()).getElementType();
@@ -534,6 +545,23 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
                                    /*isWrite=*/true, /*localityHint=*/3,
                                    /*isDataCache=*/true);
 
+  // With `directA`, row r's indices into A at the block's first K (pc);
+  // the K loop adds its index to the last (A's unit-stride K). Rows past M
+  // read row M - 1 (their sums are not stored).
+  SmallVector<SmallVector<Value>> aIndex;
+  OpOperand *aOperand = op.getDpsInputOperand(0);
+  if (p.directA) {
+    for (int64_t r = 0; r < p.mr; ++r) {
+      SmallVector<Value> loops(loopsIn);
+      Value row = rows[r];
+      if (!fullTile)
+        row = minIdx(row, p.m - 1);
+      setRow(loops, row);
+      setK(loops, pc);
+      aIndex.push_back(indices(aOperand, loops));
+    }
+  }
+
   // The K loop: NR/lanes loads of B, MR broadcasts of A, MR*NR/lanes FMAs,
   // into accumulators that start at zero.
   SmallVector<Value> zeros(p.mr * nv, zeroVec);
@@ -548,7 +576,14 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
           b, vecType, bp, ValueRange{jp, kk, idx(v * p.lanes)}));
     SmallVector<Value> next;
     for (int64_t r = 0; r < p.mr; ++r) {
-      Value a = memref::LoadOp::create(b, ap, ValueRange{ip, kk, idx(r)});
+      Value a;
+      if (p.directA) {
+        SmallVector<Value> index(aIndex[r]);
+        index.back() = arith::AddIOp::create(b, index.back(), kk);
+        a = memref::LoadOp::create(b, aOperand->get(), index);
+      } else {
+        a = memref::LoadOp::create(b, ap, ValueRange{ip, kk, idx(r)});
+      }
       Value aVec = vector::BroadcastOp::create(b, vecType, a);
       for (int64_t v = 0; v < nv; ++v)
         next.push_back(vector::FMAOp::create(
@@ -1030,6 +1065,16 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
     dims.kFlat.insert(dims.kFlat.begin(), dim);
     p.k *= ranges[dim];
   }
+  // A is read in place when its rows run along the blocked K with unit
+  // stride: its last index is the blocked K loop alone, which no other index
+  // uses (see GemmPlan::directA).
+  AffineMap mapA = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  auto lastA = dyn_cast<AffineDimExpr>(mapA.getResults().back());
+  p.directA = dims.kFlat.empty() && lastA &&
+              lastA.getPosition() == dims.kInner &&
+              llvm::none_of(mapA.getResults().drop_back(), [&](AffineExpr e) {
+                return e.isFunctionOfDim(dims.kInner);
+              });
   // K blocks of equal length (768 = 3 x 256, not 272 + 272 + 224).
   p.kc = std::min(
       p.k, alignUp(llvm::divideCeil(p.k, llvm::divideCeil(p.k, p.kc)), 16));
@@ -1086,13 +1131,15 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
                   "matrix units: {0} MxNxK {1}x{2}x{3} -> {4} register tile "
                   "{5}x{6} ({7} accumulators of {8} registers), KC={9} "
                   "({10}), MC={11} ({12}), NC={13} ({14}), {15} M blocks x "
-                  "{16} N groups (>= {17} tasks){19} on level '{18}'",
+                  "{16} N groups (>= {17} tasks){19}, A {20}, on level "
+                  "'{18}'",
                   op->getName(), p.m, p.n, p.k, unit->name, p.mr, p.nr,
                   p.mr * kTileRowVectors, vectorRegs, p.kc, caches[0]->name,
                   p.mc, caches[std::min<size_t>(1, caches.size() - 1)]->name,
                   p.nc, caches[std::min<size_t>(2, caches.size() - 1)]->name,
                   mBlocks, p.groups, kMinParallelBlocks, level.name,
-                  p.batchParallel ? ", the batch loops as the tasks" : ""));
+                  p.batchParallel ? ", the batch loops as the tasks" : "",
+                  p.directA ? "read in place" : "packed"));
   if (epilogue) {
     explain(epilogue,
             llvm::formatv("matrix units: epilogue of {0} ops fused "
