@@ -91,6 +91,12 @@ struct GemmPlan {
   /// window position (a 3x3 convolution with 32 output channels spent as
   /// long packing A as multiplying it).
   bool directA = false;
+  /// B is packed for all of K before the tasks start, each task running all
+  /// its K blocks: two forks per NC block instead of two per K block (a 3x3
+  /// convolution over 7x7 pixels forked 18 times for 1.6 MFLOP). Chosen
+  /// when all of K's packed B fits the per-core cache: a larger one would
+  /// be streamed from memory once per M block.
+  bool allK = false;
   /// Flattened M, and the extents of N and of the blocked K loop.
   int64_t m, n, k;
 };
@@ -149,15 +155,26 @@ private:
     kDims.push_back(dims.kInner);
     setFlattened(loops, kDims, k);
   }
-  void packB(Value bp, ArrayRef<Value> loops, Value jc, Value pc, Value kc,
-             Value nc);
+  /// Packs panel `jp` of the K block [pc, pc + kc) (whose outer K loops
+  /// `loops` sets) into `bp`, that block's (panels, KC, NR) buffer.
+  void packB(Value bp, ArrayRef<Value> loops, Value jp, Value jc, Value pc,
+             Value kc);
+  /// Sets the outer K loops of `loops` from the K block index `kb` (row-major
+  /// over the outer K loops, then the `pcBlocks` KC blocks); returns the
+  /// block's first K index.
+  Value setKBlock(SmallVector<Value> &loops, Value kb, int64_t pcBlocks);
+  /// The (panels, KC, NR) view of K block `kb` of the packed B `bp`.
+  Value kBlockOf(Value bp, Value kb);
   void transposeSquare(SmallVector<Value> &rows);
   /// Loops over the tasks [0, uppers): a parallel loop on the chosen level,
   /// or plain loops inside a batch-parallel task. The insertion point moves
   /// into the innermost body; returns the induction variables.
   SmallVector<Value> taskLoops(ArrayRef<Value> uppers);
-  void computeBlock(Value bp, ArrayRef<Value> loops, Value jc, Value pc,
-                    Value kc, Value nc);
+  /// The tasks (M blocks x N groups) of the NC block at `jc`, each running
+  /// every K block over the packed B `bp` (K blocks x panels x KC x NR), or
+  /// only K block `kbFixed` when given (`bp` then holds that block alone).
+  void computeBlocks(Value bp, ArrayRef<Value> loops, Value jc, Value nc,
+                     int64_t pcBlocks, Value kbFixed = nullptr);
   void microKernel(Value ap, Value bp, ArrayRef<Value> loops, Value i0,
                    Value j0, Value ip, Value jp, Value pc, Value kc);
   void microKernelBody(Value ap, Value bp, ArrayRef<Value> loops, Value i0,
@@ -190,51 +207,50 @@ void GemmBuilder::build() {
   Type f = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType())
                .getElementType();
   int64_t ncPanels = llvm::divideCeil(p.nc, p.nr);
-  auto bpType = MemRefType::get({ncPanels, p.kc, p.nr}, f);
+  // With `allK`, B is packed for all of K at once (every window position,
+  // every KC block), then every task runs all its K blocks; otherwise B is
+  // packed and the tasks run one K block at a time.
+  int64_t pcBlocks = llvm::divideCeil(p.k, p.kc);
+  int64_t kBlocks = pcBlocks;
+  for (unsigned d : dims.kOuter)
+    kBlocks *= ranges[d];
+  auto bpType =
+      MemRefType::get({p.allK ? kBlocks : 1, ncPanels, p.kc, p.nr}, f);
   // One packed B for the GEMM, or one per batch-parallel task.
   Value bp;
   if (!p.batchParallel)
     bp = memref::AllocOp::create(b, bpType, b.getI64IntegerAttr(64));
 
   SmallVector<Value> loops(ranges.size());
-  // Sequential loops: batch, jc, the outer K loops, then KC blocks of K.
-  std::function<void(unsigned)> kOuterLoop = [&](unsigned i) {
-    if (i == dims.kOuter.size()) {
-      auto pcLoop = scf::ForOp::create(b, idx(0), idx(p.k), idx(p.kc));
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(pcLoop.getBody());
-      Value pc = pcLoop.getInductionVar();
-      Value kc = minIdx(arith::SubIOp::create(b, idx(p.k), pc), p.kc);
-      Value jc = loops[dims.n];
-      Value nc = minIdx(arith::SubIOp::create(b, idx(p.n), jc), p.nc);
-      if (initialValue) {
-        firstK = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, pc, idx(0));
-        for (unsigned dim : dims.kOuter)
-          firstK = arith::AndIOp::create(
-              b, firstK,
-              arith::CmpIOp::create(b, arith::CmpIPredicate::eq, loops[dim],
-                                    idx(0)));
+  auto jcBlock = [&]() {
+    Value jc = loops[dims.n];
+    Value nc = minIdx(arith::SubIOp::create(b, idx(p.n), jc), p.nc);
+    Value panels = arith::CeilDivSIOp::create(b, nc, idx(p.nr));
+    if (p.allK) {
+      {
+        OpBuilder::InsertionGuard guard(b);
+        SmallVector<Value> task = taskLoops({idx(kBlocks), panels});
+        SmallVector<Value> blockLoops(loops);
+        Value pc = setKBlock(blockLoops, task[0], pcBlocks);
+        Value kc = minIdx(arith::SubIOp::create(b, idx(p.k), pc), p.kc);
+        packB(kBlockOf(bp, task[0]), blockLoops, task[1], jc, pc, kc);
       }
-      if (epilogue) {
-        lastK =
-            arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                  arith::AddIOp::create(b, pc, kc), idx(p.k));
-        for (unsigned dim : dims.kOuter)
-          lastK = arith::AndIOp::create(
-              b, lastK,
-              arith::CmpIOp::create(b, arith::CmpIPredicate::eq, loops[dim],
-                                    idx(ranges[dim] - 1)));
-      }
-      packB(bp, loops, jc, pc, kc, nc);
-      computeBlock(bp, loops, jc, pc, kc, nc);
+      computeBlocks(bp, loops, jc, nc, pcBlocks);
       return;
     }
-    unsigned dim = dims.kOuter[i];
-    auto loop = scf::ForOp::create(b, idx(0), idx(ranges[dim]), idx(1));
+    auto kbLoop = scf::ForOp::create(b, idx(0), idx(kBlocks), idx(1));
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    loops[dim] = loop.getInductionVar();
-    kOuterLoop(i + 1);
+    b.setInsertionPointToStart(kbLoop.getBody());
+    Value kb = kbLoop.getInductionVar();
+    {
+      OpBuilder::InsertionGuard g(b);
+      Value jp = taskLoops({panels})[0];
+      SmallVector<Value> blockLoops(loops);
+      Value pc = setKBlock(blockLoops, kb, pcBlocks);
+      Value kc = minIdx(arith::SubIOp::create(b, idx(p.k), pc), p.kc);
+      packB(kBlockOf(bp, idx(0)), blockLoops, jp, jc, pc, kc);
+    }
+    computeBlocks(bp, loops, jc, nc, pcBlocks, kb);
   };
   std::function<void(unsigned)> batchLoop = [&](unsigned i) {
     if (i == dims.batch.size()) {
@@ -243,7 +259,7 @@ void GemmBuilder::build() {
       b.setInsertionPointToStart(jcLoop.getBody());
       // Holds jc until the panel loops replace it with a column.
       loops[dims.n] = jcLoop.getInductionVar();
-      kOuterLoop(0);
+      jcBlock();
       return;
     }
     if (p.batchParallel) {
@@ -272,6 +288,30 @@ void GemmBuilder::build() {
     memref::DeallocOp::create(b, bp);
 }
 
+Value GemmBuilder::setKBlock(SmallVector<Value> &loops, Value kb,
+                             int64_t pcBlocks) {
+  Value pcIndex = arith::RemUIOp::create(b, kb, idx(pcBlocks));
+  Value outer = arith::DivUIOp::create(b, kb, idx(pcBlocks));
+  if (!dims.kOuter.empty())
+    setFlattened(loops, dims.kOuter, outer);
+  return arith::MulIOp::create(b, pcIndex, idx(p.kc));
+}
+
+Value GemmBuilder::kBlockOf(Value bp, Value kb) {
+  auto type = cast<MemRefType>(bp.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  SmallVector<OpFoldResult> offsets{kb, b.getIndexAttr(0), b.getIndexAttr(0),
+                                    b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(shape[1]),
+                                  b.getIndexAttr(shape[2]),
+                                  b.getIndexAttr(shape[3])};
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  auto resultType = memref::SubViewOp::inferRankReducedResultType(
+      shape.drop_front(), type, offsets, sizes, strides);
+  return memref::SubViewOp::create(b, cast<MemRefType>(resultType), bp,
+                                   offsets, sizes, strides);
+}
+
 SmallVector<Value> GemmBuilder::taskLoops(ArrayRef<Value> uppers) {
   SmallVector<Value> lowers(uppers.size(), idx(0)),
       steps(uppers.size(), idx(1));
@@ -290,16 +330,14 @@ SmallVector<Value> GemmBuilder::taskLoops(ArrayRef<Value> uppers) {
   return ivs;
 }
 
-void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jc, Value pc,
-                        Value kc, Value nc) {
+void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jp, Value jc,
+                        Value pc, Value kc) {
   OpOperand *bOperand = op.getDpsInputOperand(1);
   Value bMem = bOperand->get();
   Type f = cast<MemRefType>(bMem.getType()).getElementType();
   auto vecType = VectorType::get({p.lanes}, f);
   Value zero = arith::ConstantOp::create(b, b.getZeroAttr(f));
-  Value panels = arith::CeilDivSIOp::create(b, nc, idx(p.nr));
   OpBuilder::InsertionGuard guard(b);
-  Value jp = taskLoops({panels})[0];
   bool exact = p.n % p.nr == 0 && p.nc % p.nr == 0;
   // The dimension of B that N indexes: usually its innermost (contiguous
   // vector loads). Otherwise (B transposed: torch's x @ W^T, Q @ K^T) B is
@@ -403,8 +441,8 @@ void GemmBuilder::transposeSquare(SmallVector<Value> &rows) {
   }
 }
 
-void GemmBuilder::computeBlock(Value bp, ArrayRef<Value> loopsIn, Value jc,
-                               Value pc, Value kc, Value nc) {
+void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
+                                Value nc, int64_t pcBlocks, Value kbFixed) {
   OpOperand *aOperand = op.getDpsInputOperand(0);
   Value aMem = aOperand->get();
   Type f = cast<MemRefType>(aMem.getType()).getElementType();
@@ -420,10 +458,58 @@ void GemmBuilder::computeBlock(Value bp, ArrayRef<Value> loopsIn, Value jc,
   Value ap;
   if (!p.directA)
     ap = memref::AllocOp::create(b, apType, b.getI64IntegerAttr(64));
+  Value rowPanels = arith::CeilDivSIOp::create(b, mc, idx(p.mr));
+
+  // The task's K blocks (all: the outer K loops, then KC blocks of the
+  // inner; or the one `kbFixed`, whose B alone `bpAll` holds).
+  SmallVector<Value> loops(loopsIn);
+  Operation *outermostK = nullptr;
+  Value pc, bp;
+  if (kbFixed) {
+    pc = setKBlock(loops, kbFixed, pcBlocks);
+    bp = kBlockOf(bpAll, idx(0));
+  } else {
+    Value kb = idx(0);
+    for (unsigned dim : dims.kOuter) {
+      auto loop = scf::ForOp::create(b, idx(0), idx(ranges[dim]), idx(1));
+      if (!outermostK)
+        outermostK = loop;
+      b.setInsertionPointToStart(loop.getBody());
+      loops[dim] = loop.getInductionVar();
+      kb = arith::AddIOp::create(
+          b, arith::MulIOp::create(b, kb, idx(ranges[dim])), loops[dim]);
+    }
+    auto pcLoop = scf::ForOp::create(b, idx(0), idx(pcBlocks), idx(1));
+    if (!outermostK)
+      outermostK = pcLoop;
+    b.setInsertionPointToStart(pcLoop.getBody());
+    kb = arith::AddIOp::create(b, arith::MulIOp::create(b, kb, idx(pcBlocks)),
+                               pcLoop.getInductionVar());
+    pc = arith::MulIOp::create(b, pcLoop.getInductionVar(), idx(p.kc));
+    bp = kBlockOf(bpAll, kb);
+  }
+  Value kc = minIdx(arith::SubIOp::create(b, idx(p.k), pc), p.kc);
+  if (initialValue) {
+    firstK = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, pc, idx(0));
+    for (unsigned dim : dims.kOuter)
+      firstK = arith::AndIOp::create(
+          b, firstK,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, loops[dim],
+                                idx(0)));
+  }
+  if (epilogue) {
+    lastK = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                  arith::AddIOp::create(b, pc, kc), idx(p.k));
+    for (unsigned dim : dims.kOuter)
+      lastK = arith::AndIOp::create(
+          b, lastK,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, loops[dim],
+                                idx(ranges[dim] - 1)));
+  }
+  ArrayRef<Value> blockLoops = loops;
 
   // Pack A: row panels of MR rows, k-major inside a panel; rows past M are
   // zeros. A row's M indices are computed once per row.
-  Value rowPanels = arith::CeilDivSIOp::create(b, mc, idx(p.mr));
   if (!p.directA) {
     auto ipLoop = scf::ForOp::create(b, idx(0), rowPanels, idx(1));
     OpBuilder::InsertionGuard g(b);
@@ -435,7 +521,7 @@ void GemmBuilder::computeBlock(Value bp, ArrayRef<Value> loopsIn, Value jc,
           arith::AddIOp::create(b, arith::MulIOp::create(b, ip, idx(p.mr)),
                                 idx(r)));
       auto copyRow = [&](bool inBounds) {
-        SmallVector<Value> loops(loopsIn);
+        SmallVector<Value> loops(blockLoops);
         if (inBounds)
           setRow(loops, row);
         auto kLoop = scf::ForOp::create(b, idx(0), kc, idx(1));
@@ -479,8 +565,12 @@ void GemmBuilder::computeBlock(Value bp, ArrayRef<Value> loopsIn, Value jc,
         arith::AddIOp::create(b, ic, arith::MulIOp::create(b, ip, idx(p.mr)));
     Value j0 =
         arith::AddIOp::create(b, jc, arith::MulIOp::create(b, jp, idx(p.nr)));
-    microKernel(ap, bp, loopsIn, i0, j0, ip, jp, pc, kc);
+    microKernel(ap, bp, blockLoops, i0, j0, ip, jp, pc, kc);
   }
+  if (outermostK)
+    b.setInsertionPointAfter(outermostK);
+  else
+    b.setInsertionPointAfter(jrLoop);
   if (!p.directA)
     memref::DeallocOp::create(b, ap);
 }
@@ -1082,6 +1172,11 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   int64_t ncCache = std::max<int64_t>(p.nr, budget(2) / (p.kc * elemBytes));
   p.nc = std::max(p.nr, std::min(ncCache / p.nr * p.nr, alignUp(p.n, p.nr)));
   int64_t ncPanels = llvm::divideCeil(std::min(p.nc, p.n), p.nr);
+  // All of K's packed B for the NC block in the per-core cache: allK.
+  int64_t kTotal = alignUp(p.k, p.kc);
+  for (unsigned d : dims.kOuter)
+    kTotal *= ranges[d];
+  p.allK = kTotal * ncPanels * p.nr * elemBytes <= budget(1);
   // MC: the A block MC x KC in the next cache, at most M / kMinParallelBlocks.
   // (Fewer, taller M blocks with more N groups keep B micro-panels in L1
   // longer, but every group packs its A block again, element by element:
@@ -1131,15 +1226,16 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
                   "matrix units: {0} MxNxK {1}x{2}x{3} -> {4} register tile "
                   "{5}x{6} ({7} accumulators of {8} registers), KC={9} "
                   "({10}), MC={11} ({12}), NC={13} ({14}), {15} M blocks x "
-                  "{16} N groups (>= {17} tasks){19}, A {20}, on level "
-                  "'{18}'",
+                  "{16} N groups (>= {17} tasks){19}, A {20}, {21}, on "
+                  "level '{18}'",
                   op->getName(), p.m, p.n, p.k, unit->name, p.mr, p.nr,
                   p.mr * kTileRowVectors, vectorRegs, p.kc, caches[0]->name,
                   p.mc, caches[std::min<size_t>(1, caches.size() - 1)]->name,
                   p.nc, caches[std::min<size_t>(2, caches.size() - 1)]->name,
                   mBlocks, p.groups, kMinParallelBlocks, level.name,
                   p.batchParallel ? ", the batch loops as the tasks" : "",
-                  p.directA ? "read in place" : "packed"));
+                  p.directA ? "read in place" : "packed",
+                  p.allK ? "all K blocks per task" : "one K block per task"));
   if (epilogue) {
     explain(epilogue,
             llvm::formatv("matrix units: epilogue of {0} ops fused "

@@ -130,7 +130,7 @@ func.func @classifier(%a: tensor<1x300xf32>, %w: tensor<45x300xf32>) -> tensor<1
 
 // Eight batch indices (attention's heads): each is one parallel task that
 // runs its whole GEMM, packing included, instead of two forks per block.
-// EXPLAIN: MxNxK 13x20x33 {{.*}} (>= 8 tasks), the batch loops as the tasks, A read in place, on level 'core'
+// EXPLAIN: MxNxK 13x20x33 {{.*}} (>= 8 tasks), the batch loops as the tasks, A read in place, all K blocks per task, on level 'core'
 // CHECK: OK batched8: 2080 values match the reference
 func.func @batched8(%a: tensor<8x13x33xf32>, %b: tensor<8x33x20xf32>) -> tensor<8x13x20xf32> {
   %z = arith.constant 0.0 : f32
