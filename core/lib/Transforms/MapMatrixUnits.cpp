@@ -308,8 +308,8 @@ Value GemmBuilder::kBlockOf(Value bp, Value kb) {
   SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
   auto resultType = memref::SubViewOp::inferRankReducedResultType(
       shape.drop_front(), type, offsets, sizes, strides);
-  return memref::SubViewOp::create(b, cast<MemRefType>(resultType), bp,
-                                   offsets, sizes, strides);
+  return memref::SubViewOp::create(b, cast<MemRefType>(resultType), bp, offsets,
+                                   sizes, strides);
 }
 
 SmallVector<Value> GemmBuilder::taskLoops(ArrayRef<Value> uppers) {
