@@ -104,3 +104,27 @@ func.func @kept(%x: tensor<4x64xf32>, %a: tensor<4xf32>, %b: tensor<64xf32>) -> 
   } -> tensor<4x64xf32>
   return %cheap, %few : tensor<4x64xf32>, tensor<4x64xf32>
 }
+
+// -----
+
+// An index computed by a division (nearest upsampling's source row h / 2)
+// is not floating point: it stays in the body.
+// CHECK-LABEL: func.func @index_division
+// CHECK-COUNT-1: linalg.generic
+// CHECK-NOT: linalg.generic
+// CHECK: arith.divui
+// CHECK: return
+func.func @index_division(%x: tensor<4x64xf32>) -> tensor<8x64xf32> {
+  %c2 = arith.constant 2 : index
+  %e = tensor.empty() : tensor<8x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%e : tensor<8x64xf32>) {
+  ^bb0(%out: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %h = arith.divui %i, %c2 : index
+    %v = tensor.extract %x[%h, %j] : tensor<4x64xf32>
+    linalg.yield %v : f32
+  } -> tensor<8x64xf32>
+  return %r : tensor<8x64xf32>
+}

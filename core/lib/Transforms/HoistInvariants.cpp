@@ -71,9 +71,9 @@ struct Hoisted {
 } // namespace
 
 /// The values of `generic`'s body worth computing once per value of their
-/// loops: movable, varying with some loops but not all, holding an
-/// expensive op, read by an op that is not itself such a value, repeated
-/// kMinRepeats times or more.
+/// loops: floating-point, movable, varying with some loops but not all,
+/// holding an expensive op, read by an op that is not itself such a value,
+/// repeated kMinRepeats times or more.
 static SmallVector<Hoisted> findHoisted(linalg::GenericOp generic,
                                         DenseMap<Value, Deps> &deps) {
   unsigned numLoops = generic.getNumLoops();
@@ -111,9 +111,13 @@ static SmallVector<Hoisted> findHoisted(linalg::GenericOp generic,
     for (Value result : op.getResults())
       deps[result] = d;
   }
+  // Floating-point values only: an index computed by a division (nearest
+  // upsampling's h / 2) stays in the body, where S2 and S3 still see it as
+  // arithmetic of loop indices, not a load.
   auto isHoistable = [&](Value value) {
     auto it = deps.find(value);
-    if (it == deps.end() || isa<BlockArgument>(value))
+    if (it == deps.end() || isa<BlockArgument>(value) ||
+        !isa<FloatType>(value.getType()))
       return false;
     const Deps &d = it->second;
     if (!d.movable || !d.expensive || d.loops.none() || d.loops.all())

@@ -78,8 +78,10 @@ typedef struct pb_artifact pb_artifact;
  * key=value pairs:
  *   fusion=0|1         S3 fusion (default 1)
  *   matrix-units=0|1   S3 matrix-unit mapping (default 1)
- *   pipeline=optimized|reference  `reference` skips S3 (the unoptimized
- *                      lowering, used to check optimized results)
+ *   pipeline=optimized|reference  `reference` skips S3 and the S1/S2
+ *                      rewrites that only make code faster
+ *                      (pb-hoist-invariants, pb-pad-in-place): the
+ *                      unoptimized lowering, used to check optimized results
  * Unknown keys are an error. */
 PB_API pb_status *pbCompile(const char *module_text, size_t size,
                             const char *target, const char *options,
