@@ -200,8 +200,8 @@ pb_status *pbCompile(const char *moduleText, size_t size, const char *target,
                              {"outputs", describeTensors(type.getResults())}});
     }
 
-    // The reference pipeline leaves out S3 and the S2 rewrites that
-    // only make the code faster.
+    // The reference pipeline leaves out S3 and the S1 and S2 rewrites
+    // that only make the code faster.
     if (options.reference)
       options.pipeline.optionalRewrites = false;
     PassManager pm(&context);

@@ -387,7 +387,9 @@ def PBCloneFillsPass : Pass<"pb-clone-fills", "func::FuncOp"> {
     Stage S2, before bufferization. A `linalg.fill` on tensors with several
     uses (CSE merges the identical zero accumulators of a model's layers)
     is cloned, with its `tensor.empty` destination, in front of every use
-    but the first. Shared, the bufferizer filled one buffer and copied it
+    but the first. Uses through a slice (the extract_slice and
+    insert_slice of a padded tensor) stay on the fill, so that they
+    bufferize into one buffer; the other uses then all get clones. Shared, the bufferizer filled one buffer and copied it
     into a fresh one for every writer, and S3 saw a copy before each
     contraction instead of the fill that `pb-map-matrix-units` folds into
     the micro-kernel. (With one destination for all clones, every layer's
