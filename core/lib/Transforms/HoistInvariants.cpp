@@ -74,8 +74,8 @@ struct Hoisted {
 /// loops: floating-point, movable, varying with some loops but not all,
 /// holding an expensive op, read by an op that is not itself such a value,
 /// repeated kMinRepeats times or more.
-static SmallVector<Hoisted> findHoisted(linalg::GenericOp generic,
-                                        DenseMap<Value, Deps> &deps) {
+static SmallVector<Hoisted> findHoisted(linalg::GenericOp generic) {
+  DenseMap<Value, Deps> deps;
   unsigned numLoops = generic.getNumLoops();
   SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
   Block *body = generic.getBody();
@@ -332,8 +332,7 @@ public:
     });
     IRRewriter rewriter(&getContext());
     for (linalg::GenericOp generic : generics) {
-      DenseMap<Value, Deps> deps;
-      SmallVector<Hoisted> hoisted = findHoisted(generic, deps);
+      SmallVector<Hoisted> hoisted = findHoisted(generic);
       if (hoisted.empty())
         continue;
       rewriter.setInsertionPoint(generic);

@@ -226,14 +226,18 @@ void GemmBuilder::build() {
     Value jc = loops[dims.n];
     Value nc = minIdx(arith::SubIOp::create(b, idx(p.n), jc), p.nc);
     Value panels = arith::CeilDivSIOp::create(b, nc, idx(p.nr));
+    // Packs panel `jp` of K block `kb` into `bpBlock`.
+    auto packKBlock = [&](Value kb, Value jp, Value bpBlock) {
+      SmallVector<Value> blockLoops(loops);
+      Value pc = setKBlock(blockLoops, kb, pcBlocks);
+      Value kc = minIdx(arith::SubIOp::create(b, idx(p.k), pc), p.kc);
+      packB(bpBlock, blockLoops, jp, jc, pc, kc);
+    };
     if (p.allK) {
       {
         OpBuilder::InsertionGuard guard(b);
         SmallVector<Value> task = taskLoops({idx(kBlocks), panels});
-        SmallVector<Value> blockLoops(loops);
-        Value pc = setKBlock(blockLoops, task[0], pcBlocks);
-        Value kc = minIdx(arith::SubIOp::create(b, idx(p.k), pc), p.kc);
-        packB(kBlockOf(bp, task[0]), blockLoops, task[1], jc, pc, kc);
+        packKBlock(task[0], task[1], kBlockOf(bp, task[0]));
       }
       computeBlocks(bp, loops, jc, nc, pcBlocks);
       return;
@@ -245,10 +249,7 @@ void GemmBuilder::build() {
     {
       OpBuilder::InsertionGuard g(b);
       Value jp = taskLoops({panels})[0];
-      SmallVector<Value> blockLoops(loops);
-      Value pc = setKBlock(blockLoops, kb, pcBlocks);
-      Value kc = minIdx(arith::SubIOp::create(b, idx(p.k), pc), p.kc);
-      packB(kBlockOf(bp, idx(0)), blockLoops, jp, jc, pc, kc);
+      packKBlock(kb, jp, kBlockOf(bp, idx(0)));
     }
     computeBlocks(bp, loops, jc, nc, pcBlocks, kb);
   };
