@@ -97,6 +97,21 @@ struct GemmPlan {
   /// when all of K's packed B fits the per-core cache: a larger one would
   /// be streamed from memory once per M block.
   bool allK = false;
+  /// B (N x K, K innermost: a convolution's O x C x KH x KW weights) is
+  /// packed for all of K before the K blocks run, reading each of its rows
+  /// along its contiguous K dimensions, lanes x lanes at a time, transposed
+  /// in registers. Packing one K block at a time would read one window
+  /// position of every row: strided gathers, and every cache line of B
+  /// fetched once per window position (ResNet-18's 3x3 convolutions spent
+  /// as long packing their weights as multiplying them).
+  bool packWhole = false;
+  /// The NC blocks are the parallel tasks, each packing its columns of B
+  /// for all of K into its own buffer, sized for the per-core cache, and
+  /// running every K block of every M block over it: when B packed whole
+  /// does not fit that cache (a 3x3 convolution with 512 channels: 9.4 MB
+  /// of weights for 49 pixels), B is then read once from memory and its
+  /// packed copy never leaves the core's cache.
+  bool nParallel = false;
   /// Flattened M, and the extents of N and of the blocked K loop.
   int64_t m, n, k;
 };
@@ -159,6 +174,9 @@ private:
   /// `loops` sets) into `bp`, that block's (panels, KC, NR) buffer.
   void packB(Value bp, ArrayRef<Value> loops, Value jp, Value jc, Value pc,
              Value kc);
+  /// Packs panel `jp` of the NC block at `jc` for every K block into `bp`
+  /// (K blocks x panels x KC x NR); see GemmPlan::packWhole.
+  void packWholeB(Value bp, Value jp, Value jc);
   /// Sets the outer K loops of `loops` from the K block index `kb` (row-major
   /// over the outer K loops, then the `pcBlocks` KC blocks); returns the
   /// block's first K index.
@@ -214,11 +232,11 @@ void GemmBuilder::build() {
   int64_t kBlocks = pcBlocks;
   for (unsigned d : dims.kOuter)
     kBlocks *= ranges[d];
-  auto bpType =
-      MemRefType::get({p.allK ? kBlocks : 1, ncPanels, p.kc, p.nr}, f);
-  // One packed B for the GEMM, or one per batch-parallel task.
+  auto bpType = MemRefType::get(
+      {p.allK || p.packWhole ? kBlocks : 1, ncPanels, p.kc, p.nr}, f);
+  // One packed B for the GEMM, or one per batch-parallel or N-parallel task.
   Value bp;
-  if (!p.batchParallel)
+  if (!p.batchParallel && !p.nParallel)
     bp = memref::AllocOp::create(b, bpType, b.getI64IntegerAttr(64));
 
   SmallVector<Value> loops(ranges.size());
@@ -233,12 +251,16 @@ void GemmBuilder::build() {
       Value kc = minIdx(arith::SubIOp::create(b, idx(p.k), pc), p.kc);
       packB(bpBlock, blockLoops, jp, jc, pc, kc);
     };
+    if (p.packWhole) {
+      OpBuilder::InsertionGuard guard(b);
+      Value jp = taskLoops({panels})[0];
+      packWholeB(bp, jp, jc);
+    } else if (p.allK) {
+      OpBuilder::InsertionGuard guard(b);
+      SmallVector<Value> task = taskLoops({idx(kBlocks), panels});
+      packKBlock(task[0], task[1], kBlockOf(bp, task[0]));
+    }
     if (p.allK) {
-      {
-        OpBuilder::InsertionGuard guard(b);
-        SmallVector<Value> task = taskLoops({idx(kBlocks), panels});
-        packKBlock(task[0], task[1], kBlockOf(bp, task[0]));
-      }
       computeBlocks(bp, loops, jc, nc, pcBlocks);
       return;
     }
@@ -246,7 +268,7 @@ void GemmBuilder::build() {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(kbLoop.getBody());
     Value kb = kbLoop.getInductionVar();
-    {
+    if (!p.packWhole) {
       OpBuilder::InsertionGuard g(b);
       Value jp = taskLoops({panels})[0];
       packKBlock(kb, jp, kBlockOf(bp, idx(0)));
@@ -284,6 +306,16 @@ void GemmBuilder::build() {
     loops[dim] = loop.getInductionVar();
     batchLoop(i + 1);
   };
+  if (p.nParallel) {
+    OpBuilder::InsertionGuard guard(b);
+    Value task = taskLoops({idx(llvm::divideCeil(p.n, p.nc))})[0];
+    loops[dims.n] = arith::MulIOp::create(b, task, idx(p.nc));
+    bp = memref::AllocOp::create(b, bpType, b.getI64IntegerAttr(64));
+    serialTasks = true;
+    jcBlock();
+    memref::DeallocOp::create(b, bp);
+    return;
+  }
   batchLoop(0);
   if (!p.batchParallel)
     memref::DeallocOp::create(b, bp);
@@ -420,6 +452,85 @@ void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jp, Value jc,
   packRow(kLoop.getInductionVar());
 }
 
+void GemmBuilder::packWholeB(Value bp, Value jp, Value jc) {
+  OpOperand *bOperand = op.getDpsInputOperand(1);
+  Value bMem = bOperand->get();
+  auto bType = cast<MemRefType>(bMem.getType());
+  Type f = bType.getElementType();
+  auto vecType = VectorType::get({p.lanes}, f);
+  AffineMap mapB = op.getMatchingIndexingMap(bOperand);
+  unsigned rank = mapB.getNumResults();
+  // B as N rows of Q elements: its K dimensions, contiguous after N,
+  // flattened into one.
+  SmallVector<ReassociationIndices> groups{{0}, {}};
+  for (unsigned r = 1; r < rank; ++r)
+    groups[1].push_back(r);
+  Value rows = memref::CollapseShapeOp::create(b, bMem, groups);
+  int64_t q = bType.getNumElements() / bType.getDimSize(0);
+  int64_t pcBlocks = llvm::divideCeil(p.k, p.kc);
+  // The K block of element `qi` of a row, and its row in that block.
+  auto destination = [&](Value qi) -> std::pair<Value, Value> {
+    DenseMap<unsigned, Value> value;
+    for (unsigned r = rank - 1; r >= 1; --r) {
+      unsigned dim = cast<AffineDimExpr>(mapB.getResult(r)).getPosition();
+      value[dim] = arith::RemUIOp::create(b, qi, idx(ranges[dim]));
+      qi = arith::DivUIOp::create(b, qi, idx(ranges[dim]));
+    }
+    Value kb = idx(0);
+    for (unsigned dim : dims.kOuter)
+      kb = arith::AddIOp::create(
+          b, arith::MulIOp::create(b, kb, idx(ranges[dim])), value[dim]);
+    Value kInner = idx(0);
+    for (unsigned dim : dims.kFlat)
+      kInner = arith::AddIOp::create(
+          b, arith::MulIOp::create(b, kInner, idx(ranges[dim])), value[dim]);
+    kInner = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, kInner, idx(ranges[dims.kInner])),
+        value[dims.kInner]);
+    kb = arith::AddIOp::create(b, arith::MulIOp::create(b, kb, idx(pcBlocks)),
+                               arith::DivUIOp::create(b, kInner, idx(p.kc)));
+    return {kb, arith::RemUIOp::create(b, kInner, idx(p.kc))};
+  };
+  Value panelColumn =
+      arith::AddIOp::create(b, jc, arith::MulIOp::create(b, jp, idx(p.nr)));
+  auto column = [&](int64_t offset) {
+    return arith::AddIOp::create(b, panelColumn, idx(offset));
+  };
+  OpBuilder::InsertionGuard guard(b);
+  int64_t qMain = q / p.lanes * p.lanes;
+  if (qMain > 0) {
+    auto qLoop = scf::ForOp::create(b, idx(0), idx(qMain), idx(p.lanes));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(qLoop.getBody());
+    Value q0 = qLoop.getInductionVar();
+    SmallVector<std::pair<Value, Value>> dest;
+    for (int64_t t = 0; t < p.lanes; ++t)
+      dest.push_back(destination(arith::AddIOp::create(b, q0, idx(t))));
+    for (int64_t v = 0; v < p.nr / p.lanes; ++v) {
+      SmallVector<Value> square;
+      for (int64_t i = 0; i < p.lanes; ++i)
+        square.push_back(vector::LoadOp::create(
+            b, vecType, rows, ValueRange{column(v * p.lanes + i), q0}));
+      transposeSquare(square);
+      for (int64_t t = 0; t < p.lanes; ++t)
+        vector::StoreOp::create(
+            b, square[t], bp,
+            ValueRange{dest[t].first, jp, dest[t].second, idx(v * p.lanes)});
+    }
+  }
+  if (qMain == q)
+    return;
+  // The last Q % lanes elements of each row, one at a time.
+  auto qLoop = scf::ForOp::create(b, idx(qMain), idx(q), idx(1));
+  b.setInsertionPointToStart(qLoop.getBody());
+  Value qi = qLoop.getInductionVar();
+  auto [kb, kk] = destination(qi);
+  for (int64_t i = 0; i < p.nr; ++i) {
+    Value value = memref::LoadOp::create(b, rows, ValueRange{column(i), qi});
+    memref::StoreOp::create(b, value, bp, ValueRange{kb, jp, kk, idx(i)});
+  }
+}
+
 /// Transposes the square `rows` (lanes vectors of lanes elements, lanes a
 /// power of two) in place: log2(lanes) rounds of two-source shuffles, each
 /// swapping the off-diagonal s x s blocks of every 2s x 2s block.
@@ -468,7 +579,7 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
   Value pc, bp;
   if (kbFixed) {
     pc = setKBlock(loops, kbFixed, pcBlocks);
-    bp = kBlockOf(bpAll, idx(0));
+    bp = kBlockOf(bpAll, p.packWhole ? kbFixed : idx(0));
   } else {
     Value kb = idx(0);
     for (unsigned dim : dims.kOuter) {
@@ -1063,6 +1174,35 @@ static void mergeSplitN(linalg::LinalgOp op, GemmDims &dims, int64_t nr) {
   }
 }
 
+/// Whether B is packed whole (see GemmPlan::packWhole): its first index is
+/// N, its others every K loop once, contiguous in memory, and N's panels
+/// full; not when its last index is the blocked K alone (a row-major N x K
+/// B: packB transposes one K block at a time, lanes x lanes along K).
+static bool isPackedWhole(linalg::LinalgOp op, const GemmDims &dims,
+                          const GemmPlan &p) {
+  if (!dims.batch.empty() || !dims.nOuter.empty() ||
+      !llvm::isPowerOf2_64(p.lanes) || p.n % p.nr || p.nc % p.nr)
+    return false;
+  AffineMap mapB = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  if (mapB.getNumResults() != 2 + dims.kOuter.size() + dims.kFlat.size())
+    return false;
+  SmallVector<unsigned> positions;
+  for (AffineExpr e : mapB.getResults()) {
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d)
+      return false;
+    positions.push_back(d.getPosition());
+  }
+  if (positions.front() != dims.n ||
+      (positions.back() == dims.kInner && dims.kFlat.empty()))
+    return false;
+  SmallVector<unsigned> kDims(dims.kOuter);
+  llvm::append_range(kDims, dims.kFlat);
+  kDims.push_back(dims.kInner);
+  return llvm::all_of(
+      kDims, [&](unsigned d) { return llvm::count(positions, d) == 1; });
+}
+
 void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
                                           const ChipDesc &chip) {
   auto skip = [&](const Twine &why) {
@@ -1178,17 +1318,33 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   for (unsigned d : dims.kOuter)
     kTotal *= ranges[d];
   p.allK = kTotal * ncPanels * p.nr * elemBytes <= budget(1);
+  p.packWhole = isPackedWhole(op, dims, p);
+  if (p.packWhole && !p.allK) {
+    // N-parallel: NC as wide as the per-core cache holds all of K for, and
+    // narrow enough for kMinParallelBlocks tasks.
+    int64_t ncFit = budget(1) / (kTotal * elemBytes) / p.nr * p.nr;
+    int64_t ncTasks = alignUp(llvm::divideCeil(p.n, kMinParallelBlocks), p.nr);
+    int64_t nc = std::max(p.nr, std::min(ncFit, ncTasks));
+    p.packWhole = p.n % nc == 0;
+    if (p.packWhole) {
+      p.nc = nc;
+      ncPanels = p.nc / p.nr;
+      p.nParallel = p.allK = true;
+    }
+  }
   // MC: the A block MC x KC in the next cache, at most M / kMinParallelBlocks.
   // (Fewer, taller M blocks with more N groups keep B micro-panels in L1
   // longer, but every group packs its A block again, element by element:
   // BERT-base at batch 1 ran 20% slower that way.)
   int64_t mcCache = std::max<int64_t>(p.mr, budget(1) / (p.kc * elemBytes));
   int64_t mcParallel = llvm::divideCeil(p.m, kMinParallelBlocks);
-  p.mc = alignUp(std::min(mcCache, mcParallel), p.mr);
+  // N-parallel tasks run all of M: every M block reads the packed B again.
+  p.mc = alignUp(p.nParallel ? mcCache : std::min(mcCache, mcParallel), p.mr);
   p.mc = std::max(p.mr, std::min(p.mc, alignUp(p.m, p.mr)));
   // Fewer M blocks than kMinParallelBlocks: split N's panels too.
   int64_t mBlocks = llvm::divideCeil(p.m, p.mc);
-  int64_t wantedGroups = llvm::divideCeil(kMinParallelBlocks, mBlocks);
+  int64_t wantedGroups =
+      p.nParallel ? 1 : llvm::divideCeil(kMinParallelBlocks, mBlocks);
   p.groupPanels = llvm::divideCeil(ncPanels, std::min(ncPanels, wantedGroups));
   p.groups = llvm::divideCeil(ncPanels, p.groupPanels);
   int64_t batchTasks = 1;
@@ -1223,20 +1379,25 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
                 "stores without reading C");
     fill->first->erase();
   }
-  explain(op, llvm::formatv(
-                  "matrix units: {0} MxNxK {1}x{2}x{3} -> {4} register tile "
-                  "{5}x{6} ({7} accumulators of {8} registers), KC={9} "
-                  "({10}), MC={11} ({12}), NC={13} ({14}), {15} M blocks x "
-                  "{16} N groups (>= {17} tasks){19}, A {20}, {21}, on "
-                  "level '{18}'",
-                  op->getName(), p.m, p.n, p.k, unit->name, p.mr, p.nr,
-                  p.mr * kTileRowVectors, vectorRegs, p.kc, caches[0]->name,
-                  p.mc, caches[std::min<size_t>(1, caches.size() - 1)]->name,
-                  p.nc, caches[std::min<size_t>(2, caches.size() - 1)]->name,
-                  mBlocks, p.groups, kMinParallelBlocks, level.name,
-                  p.batchParallel ? ", the batch loops as the tasks" : "",
-                  p.directA ? "read in place" : "packed",
-                  p.allK ? "all K blocks per task" : "one K block per task"));
+  explain(op,
+          llvm::formatv(
+              "matrix units: {0} MxNxK {1}x{2}x{3} -> {4} register tile "
+              "{5}x{6} ({7} accumulators of {8} registers), KC={9} "
+              "({10}), MC={11} ({12}), NC={13} ({14}), {15} M blocks x "
+              "{16} N groups (>= {17} tasks){19}, A {20}, {21}{22}, on "
+              "level '{18}'",
+              op->getName(), p.m, p.n, p.k, unit->name, p.mr, p.nr,
+              p.mr * kTileRowVectors, vectorRegs, p.kc, caches[0]->name, p.mc,
+              caches[std::min<size_t>(1, caches.size() - 1)]->name, p.nc,
+              caches[std::min<size_t>(p.nParallel ? 1 : 2, caches.size() - 1)]
+                  ->name,
+              mBlocks, p.groups, kMinParallelBlocks, level.name,
+              p.batchParallel ? ", the batch loops as the tasks"
+              : p.nParallel   ? ", the NC blocks as the tasks"
+                              : "",
+              p.directA ? "read in place" : "packed",
+              p.allK ? "all K blocks per task" : "one K block per task",
+              p.packWhole ? ", B packed whole along its rows" : ""));
   if (epilogue) {
     explain(epilogue,
             llvm::formatv("matrix units: epilogue of {0} ops fused "

@@ -1,0 +1,42 @@
+// RUN: %check_cpu | FileCheck %s
+// RUN: pb-opt %s --target=cpu-host --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// NCHW convolutions whose FCHW filters are arguments: the micro-kernel
+// packs each filter whole, reading its rows along (c, kh, kw) and
+// transposing 8 x 8 squares in registers (GemmPlan::packWhole).
+//
+// @wide: 300 x 3 x 3 filter rows (10.5 KB each, 2700 = 337 x 8 + 4
+// elements: the last 4 take the scalar path) in two KC blocks per window
+// position; all 32 filters do not fit the per-core cache, so the two NC
+// blocks of 16 filters are the parallel tasks, each packing its own.
+// EXPLAIN: matrix units: linalg.generic MxNxK 16x32x300 {{.*}} KC=160 (l1d), MC={{[0-9]+}} (l2), NC=16 (l2), 1 M blocks x 1 N groups (>= 8 tasks), the NC blocks as the tasks, A packed, all K blocks per task, B packed whole along its rows
+// CHECK: OK wide: 512 values match the reference
+//
+// @narrow: a 16 x 3 x 3 filter that fits the per-core cache, its 16
+// channels flattened with the window's columns into a blocked K of 48,
+// packed whole before the M blocks run.
+// EXPLAIN: matrix units: linalg.generic MxNxK 64x32x48 {{.*}} A packed, all K blocks per task, B packed whole along its rows
+// CHECK: OK narrow: 2048 values match the reference
+
+func.func @wide(%x: tensor<1x300x6x6xf32>, %w: tensor<32x300x3x3xf32>)
+    -> tensor<1x32x4x4xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x32x4x4xf32>
+  %o = linalg.fill ins(%z : f32) outs(%e : tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>,
+                                 strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x300x6x6xf32>, tensor<32x300x3x3xf32>)
+       outs(%o : tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32>
+  return %r : tensor<1x32x4x4xf32>
+}
+
+func.func @narrow(%x: tensor<1x16x10x10xf32>, %w: tensor<32x16x3x3xf32>)
+    -> tensor<1x32x8x8xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x32x8x8xf32>
+  %o = linalg.fill ins(%z : f32) outs(%e : tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>,
+                                 strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x16x10x10xf32>, tensor<32x16x3x3xf32>)
+       outs(%o : tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32>
+  return %r : tensor<1x32x8x8xf32>
+}
