@@ -110,7 +110,7 @@ struct GemmPlan {
   /// running every K block of every M block over it: when B packed whole
   /// does not fit that cache (a 3x3 convolution with 512 channels: 9.4 MB
   /// of weights for 49 pixels), B is then read once from memory and its
-  /// packed copy never leaves the core's cache.
+  /// packed copy never leaves the core's cache. Only with `directA`.
   bool nParallel = false;
   /// Flattened M, and the extents of N and of the blocked K loop.
   int64_t m, n, k;
@@ -1319,9 +1319,11 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
     kTotal *= ranges[d];
   p.allK = kTotal * ncPanels * p.nr * elemBytes <= budget(1);
   p.packWhole = isPackedWhole(op, dims, p);
-  if (p.packWhole && !p.allK) {
+  if (p.packWhole && !p.allK && p.directA) {
     // N-parallel: NC as wide as the per-core cache holds all of K for, and
-    // narrow enough for kMinParallelBlocks tasks.
+    // narrow enough for kMinParallelBlocks tasks. Not with a packed A: each
+    // task would pack all of it again (DenseNet's 1x1 convolutions over
+    // 7x7 pixels ran 5% slower).
     int64_t ncFit = budget(1) / (kTotal * elemBytes) / p.nr * p.nr;
     int64_t ncTasks = alignUp(llvm::divideCeil(p.n, kMinParallelBlocks), p.nr);
     int64_t nc = std::max(p.nr, std::min(ncFit, ncTasks));
