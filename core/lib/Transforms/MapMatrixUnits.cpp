@@ -91,6 +91,15 @@ struct GemmPlan {
   /// window position (a 3x3 convolution with 32 output channels spent as
   /// long packing A as multiplying it).
   bool directA = false;
+  /// A's consecutive rows are consecutive in memory (an NCHW 1x1
+  /// convolution's pixels, DenseNet's concatenated feature maps): its row
+  /// panels are packed MR rows per vector load, one per K index, instead of
+  /// element by element along K (a strided gather). Holds A's linear
+  /// offset: `aOffset` + row + sum of `aCoefficients[d]` x loop d over
+  /// the other loops (K, batch; N's are 0).
+  bool aAlongM = false;
+  int64_t aOffset = 0;
+  DenseMap<unsigned, int64_t> aCoefficients;
   /// B is packed for all of K before the tasks start, each task running all
   /// its K blocks: two forks per NC block instead of two per K block (a 3x3
   /// convolution over 7x7 pixels forked 18 times for 1.6 MFLOP). Chosen
@@ -622,7 +631,62 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
 
   // Pack A: row panels of MR rows, k-major inside a panel; rows past M are
   // zeros. A row's M indices are computed once per row.
-  if (!p.directA) {
+  if (p.aAlongM) {
+    // Rows past M are zeros (masked loads) when M's panels are not full.
+    auto aType = cast<MemRefType>(aMem.getType());
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t d = 0, e = aType.getRank(); d < e; ++d)
+      all[0].push_back(d);
+    Value flat = memref::CollapseShapeOp::create(b, aMem, all);
+    auto panelType = VectorType::get({p.mr}, f);
+    auto ipLoop = scf::ForOp::create(b, idx(0), rowPanels, idx(1));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ipLoop.getBody());
+    Value ip = ipLoop.getInductionVar();
+    Value row0 =
+        arith::AddIOp::create(b, ic, arith::MulIOp::create(b, ip, idx(p.mr)));
+    Value base = arith::AddIOp::create(b, row0, idx(p.aOffset));
+    // One K loop of loads: plain ones for a full panel, masked ones for the
+    // partial panel at M's end.
+    auto kLoop = [&](Value mask) {
+      auto loop = scf::ForOp::create(b, idx(0), kc, idx(1));
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value kk = loop.getInductionVar();
+      SmallVector<Value> loops(blockLoops);
+      setK(loops, arith::AddIOp::create(b, pc, kk));
+      Value offset = base;
+      for (auto [dim, coefficient] : p.aCoefficients)
+        if (coefficient)
+          offset = arith::AddIOp::create(
+              b, offset,
+              arith::MulIOp::create(b, loops[dim], idx(coefficient)));
+      Value panel;
+      if (mask)
+        panel = vector::MaskedLoadOp::create(
+            b, panelType, flat, offset, mask,
+            arith::ConstantOp::create(
+                b, panelType,
+                DenseElementsAttr::get(panelType, b.getZeroAttr(f))));
+      else
+        panel = vector::LoadOp::create(b, panelType, flat, offset);
+      vector::StoreOp::create(b, panel, ap, ValueRange{ip, kk, idx(0)});
+    };
+    if (p.m % p.mr == 0 && p.mc % p.mr == 0) {
+      kLoop(nullptr);
+    } else {
+      Value rows = arith::SubIOp::create(b, idx(p.m), row0);
+      Value full =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::sge, rows, idx(p.mr));
+      auto ifOp = scf::IfOp::create(b, full, /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      kLoop(nullptr);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      kLoop(vector::CreateMaskOp::create(
+          b, VectorType::get({p.mr}, b.getI1Type()), ValueRange{rows}));
+    }
+  } else if (!p.directA) {
     auto ipLoop = scf::ForOp::create(b, idx(0), rowPanels, idx(1));
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ipLoop.getBody());
@@ -1174,6 +1238,58 @@ static void mergeSplitN(linalg::LinalgOp op, GemmDims &dims, int64_t nr) {
   }
 }
 
+/// Sets GemmPlan::aAlongM when A's offset is linear in the loops, one
+/// flattened row apart per row of M (its strides from A's static,
+/// row-major shape).
+static void setAlongM(linalg::LinalgOp op, const GemmDims &dims,
+                      ArrayRef<int64_t> ranges, GemmPlan &p) {
+  OpOperand *aOperand = op.getDpsInputOperand(0);
+  auto aType = cast<MemRefType>(aOperand->get().getType());
+  AffineMap mapA = op.getMatchingIndexingMap(aOperand);
+  if (!aType.hasStaticShape() || !aType.getLayout().isIdentity())
+    return;
+  bool linear = true;
+  for (AffineExpr e : mapA.getResults())
+    e.walk([&](AffineExpr sub) {
+      if (sub.getKind() != AffineExprKind::Add &&
+          sub.getKind() != AffineExprKind::Mul &&
+          sub.getKind() != AffineExprKind::DimId &&
+          sub.getKind() != AffineExprKind::Constant)
+        linear = false;
+    });
+  if (!linear)
+    return;
+  // The offset with every loop at 0, and each loop's coefficient in it.
+  unsigned numDims = mapA.getNumDims();
+  MLIRContext *ctx = op->getContext();
+  auto offsetAt = [&](std::optional<unsigned> unitDim) {
+    SmallVector<AffineExpr> values;
+    for (unsigned d = 0; d < numDims; ++d)
+      values.push_back(getAffineConstantExpr(d == unitDim ? 1 : 0, ctx));
+    int64_t offset = 0, stride = 1;
+    for (int64_t r = mapA.getNumResults() - 1; r >= 0; --r) {
+      AffineExpr value =
+          simplifyAffineExpr(mapA.getResult(r).replaceDims(values), numDims, 0);
+      offset += stride * cast<AffineConstantExpr>(value).getValue();
+      stride *= aType.getDimSize(r);
+    }
+    return offset;
+  };
+  int64_t offset = offsetAt(std::nullopt);
+  auto coefficient = [&](unsigned d) { return offsetAt(d) - offset; };
+  int64_t expected = 1;
+  for (unsigned d : llvm::reverse(dims.m)) {
+    if (ranges[d] != 1 && coefficient(d) != expected)
+      return;
+    expected *= ranges[d];
+  }
+  p.aAlongM = true;
+  p.aOffset = offset;
+  for (unsigned d = 0; d < numDims; ++d)
+    if (!llvm::is_contained(dims.m, d))
+      p.aCoefficients[d] = coefficient(d);
+}
+
 /// Whether B is packed whole (see GemmPlan::packWhole): its first index is
 /// N, its others every K loop once, contiguous in memory, and N's panels
 /// full; not when its last index is the blocked K alone (a row-major N x K
@@ -1306,6 +1422,8 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
               llvm::none_of(mapA.getResults().drop_back(), [&](AffineExpr e) {
                 return e.isFunctionOfDim(dims.kInner);
               });
+  if (!p.directA)
+    setAlongM(op, dims, ranges, p);
   // K blocks of equal length (768 = 3 x 256, not 272 + 272 + 224).
   p.kc = std::min(
       p.k, alignUp(llvm::divideCeil(p.k, llvm::divideCeil(p.k, p.kc)), 16));
@@ -1397,7 +1515,9 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
               p.batchParallel ? ", the batch loops as the tasks"
               : p.nParallel   ? ", the NC blocks as the tasks"
                               : "",
-              p.directA ? "read in place" : "packed",
+              p.directA   ? "read in place"
+              : p.aAlongM ? "packed MR rows per load"
+                          : "packed",
               p.allK ? "all K blocks per task" : "one K block per task",
               p.packWhole ? ", B packed whole along its rows" : ""));
   if (epilogue) {
