@@ -1,0 +1,804 @@
+//===- GemmBuilder.cpp - The GEMM code of pb-map-matrix-units ------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Emits the GEMM that pb-map-matrix-units planned (see MapMatrixUnits.cpp
+// for the algorithm and GemmBuilder.h for the plan's fields).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GemmBuilder.h"
+
+#include "pb/Dialect/PBDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::pb;
+
+namespace mlir::pb::gemm {
+
+void GemmBuilder::build() {
+  Type f = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType())
+               .getElementType();
+  int64_t ncPanels = llvm::divideCeil(p.nc, p.nr);
+  // With `allK`, B is packed for all of K at once (every window position,
+  // every KC block), then every task runs all its K blocks; otherwise B is
+  // packed and the tasks run one K block at a time.
+  int64_t pcBlocks = llvm::divideCeil(p.k, p.kc);
+  int64_t kBlocks = pcBlocks;
+  for (unsigned d : dims.kOuter)
+    kBlocks *= ranges[d];
+  auto bpType = MemRefType::get(
+      {p.allK || p.packWhole ? kBlocks : 1, ncPanels, p.kc, p.nr}, f);
+  // One packed B for the GEMM, or one per batch-parallel or N-parallel task.
+  Value bp;
+  if (!p.batchParallel && !p.nParallel)
+    bp = memref::AllocOp::create(b, bpType, b.getI64IntegerAttr(64));
+
+  SmallVector<Value> loops(ranges.size());
+  auto jcBlock = [&]() {
+    Value jc = loops[dims.n];
+    Value nc = minIdx(arith::SubIOp::create(b, idx(p.n), jc), p.nc);
+    Value panels = arith::CeilDivSIOp::create(b, nc, idx(p.nr));
+    // Packs panel `jp` of K block `kb` into `bpBlock`.
+    auto packKBlock = [&](Value kb, Value jp, Value bpBlock) {
+      SmallVector<Value> blockLoops(loops);
+      Value pc = setKBlock(blockLoops, kb, pcBlocks);
+      Value kc = minIdx(arith::SubIOp::create(b, idx(p.k), pc), p.kc);
+      packB(bpBlock, blockLoops, jp, jc, pc, kc);
+    };
+    if (p.packWhole) {
+      OpBuilder::InsertionGuard guard(b);
+      Value jp = taskLoops({panels})[0];
+      packWholeB(bp, jp, jc);
+    } else if (p.allK) {
+      OpBuilder::InsertionGuard guard(b);
+      SmallVector<Value> task = taskLoops({idx(kBlocks), panels});
+      packKBlock(task[0], task[1], kBlockOf(bp, task[0]));
+    }
+    if (p.allK) {
+      computeBlocks(bp, loops, jc, nc, pcBlocks);
+      return;
+    }
+    auto kbLoop = scf::ForOp::create(b, idx(0), idx(kBlocks), idx(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(kbLoop.getBody());
+    Value kb = kbLoop.getInductionVar();
+    if (!p.packWhole) {
+      OpBuilder::InsertionGuard g(b);
+      Value jp = taskLoops({panels})[0];
+      packKBlock(kb, jp, kBlockOf(bp, idx(0)));
+    }
+    computeBlocks(bp, loops, jc, nc, pcBlocks, kb);
+  };
+  std::function<void(unsigned)> batchLoop = [&](unsigned i) {
+    if (i == dims.batch.size()) {
+      auto jcLoop = scf::ForOp::create(b, idx(0), idx(p.n), idx(p.nc));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(jcLoop.getBody());
+      // Holds jc until the panel loops replace it with a column.
+      loops[dims.n] = jcLoop.getInductionVar();
+      jcBlock();
+      return;
+    }
+    if (p.batchParallel) {
+      OpBuilder::InsertionGuard guard(b);
+      SmallVector<Value> uppers;
+      for (unsigned dim : dims.batch)
+        uppers.push_back(idx(ranges[dim]));
+      SmallVector<Value> ivs = taskLoops(uppers);
+      for (auto [dim, iv] : llvm::zip(dims.batch, ivs))
+        loops[dim] = iv;
+      bp = memref::AllocOp::create(b, bpType, b.getI64IntegerAttr(64));
+      serialTasks = true;
+      batchLoop(dims.batch.size());
+      memref::DeallocOp::create(b, bp);
+      return;
+    }
+    unsigned dim = dims.batch[i];
+    auto loop = scf::ForOp::create(b, idx(0), idx(ranges[dim]), idx(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    loops[dim] = loop.getInductionVar();
+    batchLoop(i + 1);
+  };
+  if (p.nParallel) {
+    OpBuilder::InsertionGuard guard(b);
+    Value task = taskLoops({idx(llvm::divideCeil(p.n, p.nc))})[0];
+    loops[dims.n] = arith::MulIOp::create(b, task, idx(p.nc));
+    bp = memref::AllocOp::create(b, bpType, b.getI64IntegerAttr(64));
+    serialTasks = true;
+    jcBlock();
+    memref::DeallocOp::create(b, bp);
+    return;
+  }
+  batchLoop(0);
+  if (!p.batchParallel)
+    memref::DeallocOp::create(b, bp);
+}
+
+Value GemmBuilder::setKBlock(SmallVector<Value> &loops, Value kb,
+                             int64_t pcBlocks) {
+  Value pcIndex = arith::RemUIOp::create(b, kb, idx(pcBlocks));
+  Value outer = arith::DivUIOp::create(b, kb, idx(pcBlocks));
+  if (!dims.kOuter.empty())
+    setFlattened(loops, dims.kOuter, outer);
+  return arith::MulIOp::create(b, pcIndex, idx(p.kc));
+}
+
+Value GemmBuilder::kBlockOf(Value bp, Value kb) {
+  auto type = cast<MemRefType>(bp.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  SmallVector<OpFoldResult> offsets{kb, b.getIndexAttr(0), b.getIndexAttr(0),
+                                    b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(shape[1]),
+                                  b.getIndexAttr(shape[2]),
+                                  b.getIndexAttr(shape[3])};
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  auto resultType = memref::SubViewOp::inferRankReducedResultType(
+      shape.drop_front(), type, offsets, sizes, strides);
+  return memref::SubViewOp::create(b, cast<MemRefType>(resultType), bp, offsets,
+                                   sizes, strides);
+}
+
+SmallVector<Value> GemmBuilder::taskLoops(ArrayRef<Value> uppers) {
+  SmallVector<Value> lowers(uppers.size(), idx(0)),
+      steps(uppers.size(), idx(1));
+  if (!serialTasks) {
+    auto par = scf::ParallelOp::create(b, lowers, uppers, steps);
+    par->setAttr(PBDialect::kLevelAttrName, levelAttr);
+    b.setInsertionPointToStart(par.getBody());
+    return llvm::to_vector(par.getInductionVars());
+  }
+  SmallVector<Value> ivs;
+  for (auto [lower, upper, step] : llvm::zip(lowers, uppers, steps)) {
+    auto loop = scf::ForOp::create(b, lower, upper, step);
+    b.setInsertionPointToStart(loop.getBody());
+    ivs.push_back(loop.getInductionVar());
+  }
+  return ivs;
+}
+
+void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jp, Value jc,
+                        Value pc, Value kc) {
+  OpOperand *bOperand = op.getDpsInputOperand(1);
+  Value bMem = bOperand->get();
+  Type f = cast<MemRefType>(bMem.getType()).getElementType();
+  auto vecType = VectorType::get({p.lanes}, f);
+  Value zero = arith::ConstantOp::create(b, b.getZeroAttr(f));
+  OpBuilder::InsertionGuard guard(b);
+  bool exact = p.n % p.nr == 0 && p.nc % p.nr == 0;
+  // The dimension of B that N indexes: usually its innermost (contiguous
+  // vector loads). Otherwise (B transposed: torch's x @ W^T, Q @ K^T) B is
+  // read along K, its innermost dimension, lanes x lanes at a time and
+  // transposed in registers; the K remainder and partial panels read
+  // strided along N, a cost paid once per packed element.
+  AffineMap mapB = op.getMatchingIndexingMap(bOperand);
+  unsigned nResult = 0;
+  for (unsigned r = 0, e = mapB.getNumResults(); r < e; ++r)
+    if (auto expr = dyn_cast<AffineDimExpr>(mapB.getResult(r)))
+      if (expr.getPosition() == dims.n)
+        nResult = r;
+  bool contiguous = nResult + 1 == mapB.getNumResults();
+  auto lastB = dyn_cast<AffineDimExpr>(mapB.getResults().back());
+  bool alongK = !contiguous && dims.kFlat.empty() && lastB &&
+                lastB.getPosition() == dims.kInner &&
+                llvm::isPowerOf2_64(p.lanes);
+  AffineMap alongN = AffineMap::get(
+      mapB.getNumResults(), 0, b.getAffineDimExpr(nResult), b.getContext());
+  auto column = [&](int64_t offset) {
+    return arith::AddIOp::create(
+        b, jc,
+        arith::AddIOp::create(b, arith::MulIOp::create(b, jp, idx(p.nr)),
+                              idx(offset)));
+  };
+  // Packs row kk of the micro-panel, one vector of NR / lanes at a time.
+  auto packRow = [&](Value kk) {
+    SmallVector<Value> loops(loopsIn);
+    setK(loops, arith::AddIOp::create(b, pc, kk));
+    for (int64_t v = 0; v < p.nr / p.lanes; ++v) {
+      setColumn(loops, column(v * p.lanes));
+      SmallVector<Value> index = indices(bOperand, loops);
+      Value vec;
+      if (exact && contiguous)
+        vec = vector::LoadOp::create(b, vecType, bMem, index);
+      else if (contiguous)
+        vec = vector::TransferReadOp::create(b, vecType, bMem, index, zero,
+                                             ArrayRef<bool>{false});
+      else
+        vec = vector::TransferReadOp::create(b, vecType, bMem, index, zero,
+                                             alongN, ArrayRef<bool>{exact});
+      vector::StoreOp::create(b, vec, bp, ValueRange{jp, kk, idx(v * p.lanes)});
+    }
+  };
+  Value kcMain = idx(0);
+  if (alongK) {
+    kcMain = arith::MulIOp::create(
+        b, arith::DivUIOp::create(b, kc, idx(p.lanes)), idx(p.lanes));
+    // A panel past N's edge (a classifier's 1000 columns) reads row by row,
+    // masked.
+    if (!exact) {
+      Value full = arith::CmpIOp::create(b, arith::CmpIPredicate::sle,
+                                         column(p.nr), idx(p.n));
+      kcMain = arith::SelectOp::create(b, full, kcMain, idx(0));
+    }
+    auto kLoop = scf::ForOp::create(b, idx(0), kcMain, idx(p.lanes));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(kLoop.getBody());
+    Value kk = kLoop.getInductionVar();
+    SmallVector<Value> loops(loopsIn);
+    setK(loops, arith::AddIOp::create(b, pc, kk));
+    for (int64_t v = 0; v < p.nr / p.lanes; ++v) {
+      SmallVector<Value> square;
+      for (int64_t i = 0; i < p.lanes; ++i) {
+        setColumn(loops, column(v * p.lanes + i));
+        square.push_back(
+            vector::LoadOp::create(b, vecType, bMem, indices(bOperand, loops)));
+      }
+      transposeSquare(square);
+      for (int64_t t = 0; t < p.lanes; ++t)
+        vector::StoreOp::create(b, square[t], bp,
+                                ValueRange{jp,
+                                           arith::AddIOp::create(b, kk, idx(t)),
+                                           idx(v * p.lanes)});
+    }
+  }
+  auto kLoop = scf::ForOp::create(b, kcMain, kc, idx(1));
+  b.setInsertionPointToStart(kLoop.getBody());
+  packRow(kLoop.getInductionVar());
+}
+
+void GemmBuilder::packWholeB(Value bp, Value jp, Value jc) {
+  OpOperand *bOperand = op.getDpsInputOperand(1);
+  Value bMem = bOperand->get();
+  auto bType = cast<MemRefType>(bMem.getType());
+  Type f = bType.getElementType();
+  auto vecType = VectorType::get({p.lanes}, f);
+  AffineMap mapB = op.getMatchingIndexingMap(bOperand);
+  unsigned rank = mapB.getNumResults();
+  // B as N rows of Q elements: its K dimensions, contiguous after N,
+  // flattened into one.
+  SmallVector<ReassociationIndices> groups{{0}, {}};
+  for (unsigned r = 1; r < rank; ++r)
+    groups[1].push_back(r);
+  Value rows = memref::CollapseShapeOp::create(b, bMem, groups);
+  int64_t q = bType.getNumElements() / bType.getDimSize(0);
+  int64_t pcBlocks = llvm::divideCeil(p.k, p.kc);
+  // The K block of element `qi` of a row, and its row in that block.
+  auto destination = [&](Value qi) -> std::pair<Value, Value> {
+    DenseMap<unsigned, Value> value;
+    for (unsigned r = rank - 1; r >= 1; --r) {
+      unsigned dim = cast<AffineDimExpr>(mapB.getResult(r)).getPosition();
+      value[dim] = arith::RemUIOp::create(b, qi, idx(ranges[dim]));
+      qi = arith::DivUIOp::create(b, qi, idx(ranges[dim]));
+    }
+    Value kb = idx(0);
+    for (unsigned dim : dims.kOuter)
+      kb = arith::AddIOp::create(
+          b, arith::MulIOp::create(b, kb, idx(ranges[dim])), value[dim]);
+    Value kInner = idx(0);
+    for (unsigned dim : dims.kFlat)
+      kInner = arith::AddIOp::create(
+          b, arith::MulIOp::create(b, kInner, idx(ranges[dim])), value[dim]);
+    kInner = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, kInner, idx(ranges[dims.kInner])),
+        value[dims.kInner]);
+    kb = arith::AddIOp::create(b, arith::MulIOp::create(b, kb, idx(pcBlocks)),
+                               arith::DivUIOp::create(b, kInner, idx(p.kc)));
+    return {kb, arith::RemUIOp::create(b, kInner, idx(p.kc))};
+  };
+  Value panelColumn =
+      arith::AddIOp::create(b, jc, arith::MulIOp::create(b, jp, idx(p.nr)));
+  auto column = [&](int64_t offset) {
+    return arith::AddIOp::create(b, panelColumn, idx(offset));
+  };
+  OpBuilder::InsertionGuard guard(b);
+  int64_t qMain = q / p.lanes * p.lanes;
+  if (qMain > 0) {
+    auto qLoop = scf::ForOp::create(b, idx(0), idx(qMain), idx(p.lanes));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(qLoop.getBody());
+    Value q0 = qLoop.getInductionVar();
+    SmallVector<std::pair<Value, Value>> dest;
+    for (int64_t t = 0; t < p.lanes; ++t)
+      dest.push_back(destination(arith::AddIOp::create(b, q0, idx(t))));
+    for (int64_t v = 0; v < p.nr / p.lanes; ++v) {
+      SmallVector<Value> square;
+      for (int64_t i = 0; i < p.lanes; ++i)
+        square.push_back(vector::LoadOp::create(
+            b, vecType, rows, ValueRange{column(v * p.lanes + i), q0}));
+      transposeSquare(square);
+      for (int64_t t = 0; t < p.lanes; ++t)
+        vector::StoreOp::create(
+            b, square[t], bp,
+            ValueRange{dest[t].first, jp, dest[t].second, idx(v * p.lanes)});
+    }
+  }
+  if (qMain == q)
+    return;
+  // The last Q % lanes elements of each row, one at a time.
+  auto qLoop = scf::ForOp::create(b, idx(qMain), idx(q), idx(1));
+  b.setInsertionPointToStart(qLoop.getBody());
+  Value qi = qLoop.getInductionVar();
+  auto [kb, kk] = destination(qi);
+  for (int64_t i = 0; i < p.nr; ++i) {
+    Value value = memref::LoadOp::create(b, rows, ValueRange{column(i), qi});
+    memref::StoreOp::create(b, value, bp, ValueRange{kb, jp, kk, idx(i)});
+  }
+}
+
+/// Transposes the square `rows` (lanes vectors of lanes elements, lanes a
+/// power of two) in place: log2(lanes) rounds of two-source shuffles, each
+/// swapping the off-diagonal s x s blocks of every 2s x 2s block.
+void GemmBuilder::transposeSquare(SmallVector<Value> &rows) {
+  int64_t n = rows.size();
+  for (int64_t s = 1; s < n; s *= 2) {
+    SmallVector<int64_t> lowMask, highMask;
+    for (int64_t j = 0; j < n; ++j) {
+      lowMask.push_back((j & s) == 0 ? j : j - s + n);
+      highMask.push_back((j & s) == 0 ? j + s : j + n);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      if (i & s)
+        continue;
+      Value low = vector::ShuffleOp::create(b, rows[i], rows[i + s], lowMask);
+      Value high = vector::ShuffleOp::create(b, rows[i], rows[i + s], highMask);
+      rows[i] = low;
+      rows[i + s] = high;
+    }
+  }
+}
+
+void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
+                                Value nc, int64_t pcBlocks, Value kbFixed) {
+  OpOperand *aOperand = op.getDpsInputOperand(0);
+  Value aMem = aOperand->get();
+  Type f = cast<MemRefType>(aMem.getType()).getElementType();
+  Value zero = arith::ConstantOp::create(b, b.getZeroAttr(f));
+  int64_t blocks = llvm::divideCeil(p.m, p.mc);
+  OpBuilder::InsertionGuard guard(b);
+  SmallVector<Value> task = taskLoops({idx(blocks), idx(p.groups)});
+  Value ic = arith::MulIOp::create(b, task[0], idx(p.mc));
+  Value firstPanel = arith::MulIOp::create(b, task[1], idx(p.groupPanels));
+  Value mc = minIdx(arith::SubIOp::create(b, idx(p.m), ic), p.mc);
+  int64_t mcPanels = llvm::divideCeil(p.mc, p.mr);
+  auto apType = MemRefType::get({mcPanels, p.kc, p.mr}, f);
+  Value ap;
+  if (!p.directA)
+    ap = memref::AllocOp::create(b, apType, b.getI64IntegerAttr(64));
+  Value rowPanels = arith::CeilDivSIOp::create(b, mc, idx(p.mr));
+
+  // The task's K blocks (all: the outer K loops, then KC blocks of the
+  // inner; or the one `kbFixed`, whose B alone `bpAll` holds).
+  SmallVector<Value> loops(loopsIn);
+  Operation *outermostK = nullptr;
+  Value pc, bp;
+  if (kbFixed) {
+    pc = setKBlock(loops, kbFixed, pcBlocks);
+    bp = kBlockOf(bpAll, p.packWhole ? kbFixed : idx(0));
+  } else {
+    Value kb = idx(0);
+    for (unsigned dim : dims.kOuter) {
+      auto loop = scf::ForOp::create(b, idx(0), idx(ranges[dim]), idx(1));
+      if (!outermostK)
+        outermostK = loop;
+      b.setInsertionPointToStart(loop.getBody());
+      loops[dim] = loop.getInductionVar();
+      kb = arith::AddIOp::create(
+          b, arith::MulIOp::create(b, kb, idx(ranges[dim])), loops[dim]);
+    }
+    auto pcLoop = scf::ForOp::create(b, idx(0), idx(pcBlocks), idx(1));
+    if (!outermostK)
+      outermostK = pcLoop;
+    b.setInsertionPointToStart(pcLoop.getBody());
+    kb = arith::AddIOp::create(b, arith::MulIOp::create(b, kb, idx(pcBlocks)),
+                               pcLoop.getInductionVar());
+    pc = arith::MulIOp::create(b, pcLoop.getInductionVar(), idx(p.kc));
+    bp = kBlockOf(bpAll, kb);
+  }
+  Value kc = minIdx(arith::SubIOp::create(b, idx(p.k), pc), p.kc);
+  if (initialValue) {
+    firstK = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, pc, idx(0));
+    for (unsigned dim : dims.kOuter)
+      firstK = arith::AndIOp::create(
+          b, firstK,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, loops[dim],
+                                idx(0)));
+  }
+  if (epilogue) {
+    lastK = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
+                                  arith::AddIOp::create(b, pc, kc), idx(p.k));
+    for (unsigned dim : dims.kOuter)
+      lastK = arith::AndIOp::create(
+          b, lastK,
+          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, loops[dim],
+                                idx(ranges[dim] - 1)));
+  }
+  ArrayRef<Value> blockLoops = loops;
+
+  // Pack A: row panels of MR rows, k-major inside a panel; rows past M are
+  // zeros. A row's M indices are computed once per row.
+  if (p.aAlongM) {
+    // Rows past M are zeros (masked loads) when M's panels are not full.
+    auto aType = cast<MemRefType>(aMem.getType());
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t d = 0, e = aType.getRank(); d < e; ++d)
+      all[0].push_back(d);
+    Value flat = memref::CollapseShapeOp::create(b, aMem, all);
+    auto panelType = VectorType::get({p.mr}, f);
+    auto ipLoop = scf::ForOp::create(b, idx(0), rowPanels, idx(1));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ipLoop.getBody());
+    Value ip = ipLoop.getInductionVar();
+    Value row0 =
+        arith::AddIOp::create(b, ic, arith::MulIOp::create(b, ip, idx(p.mr)));
+    Value base = arith::AddIOp::create(b, row0, idx(p.aOffset));
+    // One K loop of loads: plain ones for a full panel, masked ones for the
+    // partial panel at M's end.
+    auto kLoop = [&](Value mask) {
+      auto loop = scf::ForOp::create(b, idx(0), kc, idx(1));
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value kk = loop.getInductionVar();
+      SmallVector<Value> loops(blockLoops);
+      setK(loops, arith::AddIOp::create(b, pc, kk));
+      Value offset = base;
+      for (auto [dim, coefficient] : p.aCoefficients)
+        if (coefficient)
+          offset = arith::AddIOp::create(
+              b, offset,
+              arith::MulIOp::create(b, loops[dim], idx(coefficient)));
+      Value panel;
+      if (mask)
+        panel = vector::MaskedLoadOp::create(
+            b, panelType, flat, offset, mask,
+            arith::ConstantOp::create(
+                b, panelType,
+                DenseElementsAttr::get(panelType, b.getZeroAttr(f))));
+      else
+        panel = vector::LoadOp::create(b, panelType, flat, offset);
+      vector::StoreOp::create(b, panel, ap, ValueRange{ip, kk, idx(0)});
+    };
+    if (p.m % p.mr == 0 && p.mc % p.mr == 0) {
+      kLoop(nullptr);
+    } else {
+      Value rows = arith::SubIOp::create(b, idx(p.m), row0);
+      Value full =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::sge, rows, idx(p.mr));
+      auto ifOp = scf::IfOp::create(b, full, /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      kLoop(nullptr);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      kLoop(vector::CreateMaskOp::create(
+          b, VectorType::get({p.mr}, b.getI1Type()), ValueRange{rows}));
+    }
+  } else if (!p.directA) {
+    auto ipLoop = scf::ForOp::create(b, idx(0), rowPanels, idx(1));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ipLoop.getBody());
+    Value ip = ipLoop.getInductionVar();
+    for (int64_t r = 0; r < p.mr; ++r) {
+      Value row = arith::AddIOp::create(
+          b, ic,
+          arith::AddIOp::create(b, arith::MulIOp::create(b, ip, idx(p.mr)),
+                                idx(r)));
+      auto copyRow = [&](bool inBounds) {
+        SmallVector<Value> loops(blockLoops);
+        if (inBounds)
+          setRow(loops, row);
+        auto kLoop = scf::ForOp::create(b, idx(0), kc, idx(1));
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(kLoop.getBody());
+        Value kk = kLoop.getInductionVar();
+        Value value = zero;
+        if (inBounds) {
+          setK(loops, arith::AddIOp::create(b, pc, kk));
+          value = memref::LoadOp::create(b, aMem, indices(aOperand, loops));
+        }
+        memref::StoreOp::create(b, value, ap, ValueRange{ip, kk, idx(r)});
+      };
+      if (p.m % p.mr == 0 && p.mc % p.mr == 0) {
+        copyRow(true);
+        continue;
+      }
+      Value inside =
+          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, idx(p.m));
+      auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      copyRow(true);
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      copyRow(false);
+    }
+  }
+
+  Value colPanels = arith::MinSIOp::create(
+      b, arith::CeilDivSIOp::create(b, nc, idx(p.nr)),
+      arith::AddIOp::create(b, firstPanel, idx(p.groupPanels)));
+  auto jrLoop = scf::ForOp::create(b, firstPanel, colPanels, idx(1));
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(jrLoop.getBody());
+    Value jp = jrLoop.getInductionVar();
+    auto irLoop = scf::ForOp::create(b, idx(0), rowPanels, idx(1));
+    b.setInsertionPointToStart(irLoop.getBody());
+    Value ip = irLoop.getInductionVar();
+    Value i0 =
+        arith::AddIOp::create(b, ic, arith::MulIOp::create(b, ip, idx(p.mr)));
+    Value j0 =
+        arith::AddIOp::create(b, jc, arith::MulIOp::create(b, jp, idx(p.nr)));
+    microKernel(ap, bp, blockLoops, i0, j0, ip, jp, pc, kc);
+  }
+  if (outermostK)
+    b.setInsertionPointAfter(outermostK);
+  else
+    b.setInsertionPointAfter(jrLoop);
+  if (!p.directA)
+    memref::DeallocOp::create(b, ap);
+}
+
+void GemmBuilder::microKernel(Value ap, Value bp, ArrayRef<Value> loopsIn,
+                              Value i0, Value j0, Value ip, Value jp, Value pc,
+                              Value kc) {
+  bool exact = p.m % p.mr == 0 && p.mc % p.mr == 0 && p.n % p.nr == 0 &&
+               p.nc % p.nr == 0;
+  if (exact)
+    return microKernelBody(ap, bp, loopsIn, i0, j0, ip, jp, pc, kc, true);
+  // Full tiles take the unmasked path; only tiles on M's or N's edge pay for
+  // masks and row checks.
+  Value rowsFit =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::sle,
+                            arith::AddIOp::create(b, i0, idx(p.mr)), idx(p.m));
+  Value colsFit =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::sle,
+                            arith::AddIOp::create(b, j0, idx(p.nr)), idx(p.n));
+  Value full = arith::AndIOp::create(b, rowsFit, colsFit);
+  auto ifOp = scf::IfOp::create(b, full, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  microKernelBody(ap, bp, loopsIn, i0, j0, ip, jp, pc, kc, true);
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  microKernelBody(ap, bp, loopsIn, i0, j0, ip, jp, pc, kc, false);
+}
+
+void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
+                                  Value i0, Value j0, Value ip, Value jp,
+                                  Value pc, Value kc, bool fullTile) {
+  OpOperand *cOperand = op.getDpsInitOperand(0);
+  Value cMem = cOperand->get();
+  Type f = cast<MemRefType>(cMem.getType()).getElementType();
+  auto vecType = VectorType::get({p.lanes}, f);
+  int64_t nv = p.nr / p.lanes;
+  Value zero = arith::ConstantOp::create(b, b.getZeroAttr(f));
+  Value zeroVec = arith::ConstantOp::create(
+      b, vecType, DenseElementsAttr::get(vecType, b.getZeroAttr(f)));
+
+  // C's indices of row i0 + r, columns j0 + v * lanes.
+  SmallVector<SmallVector<Value>> rowLoops;
+  SmallVector<Value> rows;
+  for (int64_t r = 0; r < p.mr; ++r) {
+    rows.push_back(arith::AddIOp::create(b, i0, idx(r)));
+    rowLoops.emplace_back(loopsIn);
+    setRow(rowLoops.back(), rows.back());
+  }
+  auto cIndices = [&](int64_t r, int64_t v) {
+    SmallVector<Value> loops(rowLoops[r]);
+    setColumn(loops, arith::AddIOp::create(b, j0, idx(v * p.lanes)));
+    return std::make_pair(indices(cOperand, loops), rows[r]);
+  };
+
+  // Prefetch the C tile, which the K loop's result is added to: the rows
+  // are a row stride apart and missed the caches when the accumulators
+  // were loaded from them before the loop.
+  if (fullTile)
+    for (int64_t r = 0; r < p.mr; ++r)
+      for (int64_t v = 0; v < nv; ++v)
+        memref::PrefetchOp::create(b, cMem, cIndices(r, v).first,
+                                   /*isWrite=*/true, /*localityHint=*/3,
+                                   /*isDataCache=*/true);
+
+  // With `directA`, row r's indices into A at the block's first K (pc);
+  // the K loop adds its index to the last (A's unit-stride K). Rows past M
+  // read row M - 1 (their sums are not stored).
+  SmallVector<SmallVector<Value>> aIndex;
+  OpOperand *aOperand = op.getDpsInputOperand(0);
+  if (p.directA) {
+    for (int64_t r = 0; r < p.mr; ++r) {
+      SmallVector<Value> loops(loopsIn);
+      Value row = rows[r];
+      if (!fullTile)
+        row = minIdx(row, p.m - 1);
+      setRow(loops, row);
+      setK(loops, pc);
+      aIndex.push_back(indices(aOperand, loops));
+    }
+  }
+
+  // The K loop: NR/lanes loads of B, MR broadcasts of A, MR*NR/lanes FMAs,
+  // into accumulators that start at zero.
+  SmallVector<Value> zeros(p.mr * nv, zeroVec);
+  auto kLoop = scf::ForOp::create(b, idx(0), kc, idx(1), zeros);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(kLoop.getBody());
+    Value kk = kLoop.getInductionVar();
+    SmallVector<Value> bVecs;
+    for (int64_t v = 0; v < nv; ++v)
+      bVecs.push_back(vector::LoadOp::create(
+          b, vecType, bp, ValueRange{jp, kk, idx(v * p.lanes)}));
+    SmallVector<Value> next;
+    for (int64_t r = 0; r < p.mr; ++r) {
+      Value a;
+      if (p.directA) {
+        SmallVector<Value> index(aIndex[r]);
+        index.back() = arith::AddIOp::create(b, index.back(), kk);
+        a = memref::LoadOp::create(b, aOperand->get(), index);
+      } else {
+        a = memref::LoadOp::create(b, ap, ValueRange{ip, kk, idx(r)});
+      }
+      Value aVec = vector::BroadcastOp::create(b, vecType, a);
+      for (int64_t v = 0; v < nv; ++v)
+        next.push_back(vector::FMAOp::create(
+            b, aVec, bVecs[v], kLoop.getRegionIterArgs()[r * nv + v]));
+    }
+    scf::YieldOp::create(b, next);
+  }
+
+  // Add the C tile: what the earlier K blocks left there, or, in the first
+  // block after a fill, the fill's value without reading C.
+  auto addC = [&]() {
+    SmallVector<Value> sums;
+    for (int64_t r = 0; r < p.mr; ++r) {
+      for (int64_t v = 0; v < nv; ++v) {
+        auto [index, row] = cIndices(r, v);
+        Value acc = kLoop.getResult(r * nv + v);
+        Value c;
+        if (fullTile) {
+          c = vector::LoadOp::create(b, vecType, cMem, index);
+        } else {
+          Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                               row, idx(p.m));
+          auto ifOp = scf::IfOp::create(b, TypeRange{vecType}, inside, true);
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPointToStart(ifOp.thenBlock());
+          Value read = vector::TransferReadOp::create(
+              b, vecType, cMem, index, zero, ArrayRef<bool>{false});
+          scf::YieldOp::create(b, read);
+          b.setInsertionPointToStart(ifOp.elseBlock());
+          scf::YieldOp::create(b, zeroVec);
+          c = ifOp.getResult(0);
+        }
+        sums.push_back(arith::AddFOp::create(b, c, acc));
+      }
+    }
+    return sums;
+  };
+  SmallVector<Value> accs;
+  if (!initialValue) {
+    accs = addC();
+  } else {
+    SmallVector<Type> types(p.mr * nv, vecType);
+    auto ifOp = scf::IfOp::create(b, types, firstK, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    SmallVector<Value> firstSums(kLoop.getResults());
+    if (!matchPattern(initialValue, m_PosZeroFloat())) {
+      Value init = vector::BroadcastOp::create(b, vecType, initialValue);
+      for (Value &sum : firstSums)
+        sum = arith::AddFOp::create(b, init, sum);
+    }
+    scf::YieldOp::create(b, firstSums);
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, addC());
+    b.setInsertionPointAfter(ifOp);
+    accs.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+  }
+
+  // Store the sums back to C; in the last K block, through the fused
+  // epilogue into its output instead.
+  SmallVector<SmallVector<Value>> cIndex;
+  for (int64_t r = 0; r < p.mr; ++r)
+    for (int64_t v = 0; v < nv; ++v)
+      cIndex.push_back(cIndices(r, v).first);
+  if (!epilogue)
+    return storeTile(accs, cIndex, rows, fullTile, false);
+  auto ifOp = scf::IfOp::create(b, lastK, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  storeTile(accs, cIndex, rows, fullTile, true);
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  storeTile(accs, cIndex, rows, fullTile, false);
+}
+
+void GemmBuilder::storeTile(ArrayRef<Value> accs,
+                            ArrayRef<SmallVector<Value>> cIndex,
+                            ArrayRef<Value> rows, bool fullTile,
+                            bool withEpilogue) {
+  int64_t nv = p.nr / p.lanes;
+  Value target = withEpilogue ? epilogue.getDpsInitOperand(0)->get()
+                              : op.getDpsInitOperand(0)->get();
+  for (int64_t r = 0; r < p.mr; ++r) {
+    std::optional<OpBuilder::InsertionGuard> guard;
+    if (!fullTile) {
+      // Rows past M are neither read (epilogue inputs) nor written.
+      Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
+                                           rows[r], idx(p.m));
+      auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+      guard.emplace(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+    }
+    for (int64_t v = 0; v < nv; ++v) {
+      ArrayRef<Value> index = cIndex[r * nv + v];
+      Value value = accs[r * nv + v];
+      if (withEpilogue)
+        value = applyEpilogue(value, index, fullTile);
+      if (fullTile)
+        vector::StoreOp::create(b, value, target, index);
+      else
+        vector::TransferWriteOp::create(b, value, target, index,
+                                        ArrayRef<bool>{false});
+    }
+  }
+}
+
+Value GemmBuilder::applyEpilogue(Value acc, ArrayRef<Value> cIndex,
+                                 bool fullTile) {
+  // The epilogue's loops are the result's dimensions (identity maps).
+  Block *body = epilogue.getBlock();
+  Value cMem = op.getDpsInitOperand(0)->get();
+  unsigned innermost = epilogue.getNumLoops() - 1;
+  IRMapping mapping;
+  for (OpOperand *input : epilogue.getDpsInputOperands()) {
+    BlockArgument arg = body->getArgument(input->getOperandNumber());
+    if (input->get() == cMem) {
+      mapping.map(arg, acc);
+      continue;
+    }
+    AffineMap map = epilogue.getMatchingIndexingMap(input);
+    SmallVector<Value> index;
+    for (unsigned i = 0, e = map.getNumResults(); i < e; ++i)
+      index.push_back(cIndex[map.getDimPosition(i)]);
+    Type elementType = arg.getType();
+    auto vecType = VectorType::get({p.lanes}, elementType);
+    bool vectorRead = map.getNumResults() > 0 &&
+                      map.getDimPosition(map.getNumResults() - 1) == innermost;
+    Value value;
+    if (!vectorRead) {
+      value = vector::BroadcastOp::create(
+          b, vecType, memref::LoadOp::create(b, input->get(), index));
+    } else if (fullTile) {
+      value = vector::LoadOp::create(b, vecType, input->get(), index);
+    } else {
+      Value pad = arith::ConstantOp::create(b, b.getZeroAttr(elementType));
+      value = vector::TransferReadOp::create(b, vecType, input->get(), index,
+                                             pad, ArrayRef<bool>{false});
+    }
+    mapping.map(arg, value);
+  }
+  for (Operation &scalarOp : body->without_terminator()) {
+    for (Value operand : scalarOp.getOperands()) {
+      if (mapping.contains(operand))
+        continue;
+      // A value from outside the body (a constant): splat it.
+      mapping.map(operand, vector::BroadcastOp::create(
+                               b, VectorType::get({p.lanes}, operand.getType()),
+                               operand));
+    }
+    Operation *vectorOp = b.clone(scalarOp, mapping);
+    for (Value result : vectorOp->getResults())
+      result.setType(VectorType::get({p.lanes}, result.getType()));
+  }
+  return mapping.lookup(body->getTerminator()->getOperand(0));
+}
+
+} // namespace mlir::pb::gemm

@@ -1,0 +1,205 @@
+//===- GemmBuilder.h - Goto/BLIS GEMM code of pb-map-matrix-units -*- C++
+//-*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The loop roles and sizes pb-map-matrix-units chooses for a contraction
+// (GemmDims, GemmPlan: MapMatrixUnits.cpp) and the builder that emits the
+// Goto/BLIS algorithm for them (GemmBuilder.cpp): packing, the parallel
+// tasks, the register-tiled micro-kernel and the fused epilogue. Private to
+// this library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PB_TRANSFORMS_GEMMBUILDER_H
+#define PB_TRANSFORMS_GEMMBUILDER_H
+
+#include "pb/Target/TargetDesc.h"
+#include "pb/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir::pb::gemm {
+
+/// How the loops of a contraction play the GEMM roles. M may span several
+/// loops (a convolution's image, oh, ow), flattened in loop order; K is
+/// iterated as its outer loops times KC blocks of its innermost loop.
+struct GemmDims {
+  SmallVector<unsigned> batch, m, kOuter;
+  unsigned n = 0, kInner = 0;
+  /// N loops outside `n` flattened with it into the GEMM's N (outer to
+  /// inner): a projection whose N a reshape split (q, k, v of 3 x E;
+  /// heads x head size) stays one GEMM over all its columns.
+  SmallVector<unsigned> nOuter;
+  /// K loops flattened with kInner into the blocked K (outer to inner): a
+  /// convolution whose channels are few (an RGB input) blocks over
+  /// (kh, kw, c) instead of running its window as outer loops.
+  SmallVector<unsigned> kFlat;
+};
+
+/// Every size of the generated code, from the target's tables.
+struct GemmPlan {
+  const MatrixUnitDesc *unit;
+  int64_t lanes, mr, nr, kc, mc, nc;
+  /// The NR-column panels of an NC block are split into `groups` groups
+  /// of `groupPanels` panels, each with its own A block: with few M blocks
+  /// (small M, a batch-1 classifier or a 7x7 feature map) the cores then
+  /// still share the work.
+  int64_t groups = 1, groupPanels = 1;
+  /// The batch loops are the parallel tasks (attention's heads): each runs
+  /// its whole GEMM, packing included, on one core, instead of two forks
+  /// per KC block of every batch index.
+  bool batchParallel = false;
+  /// The micro-kernel broadcasts A's elements from A itself, not from a
+  /// packed copy: A's rows are contiguous along the blocked K (a
+  /// channels-last convolution's pixels, x of x @ W), so a packed row panel
+  /// saves nothing while packing costs a pass over A per N block and per
+  /// window position (a 3x3 convolution with 32 output channels spent as
+  /// long packing A as multiplying it).
+  bool directA = false;
+  /// A's consecutive rows are consecutive in memory (an NCHW 1x1
+  /// convolution's pixels, DenseNet's concatenated feature maps): its row
+  /// panels are packed MR rows per vector load, one per K index, instead of
+  /// element by element along K (a strided gather). Holds A's linear
+  /// offset: `aOffset` + row + sum of `aCoefficients[d]` x loop d over
+  /// the other loops (K, batch; N's are 0).
+  bool aAlongM = false;
+  int64_t aOffset = 0;
+  DenseMap<unsigned, int64_t> aCoefficients;
+  /// B is packed for all of K before the tasks start, each task running all
+  /// its K blocks: two forks per NC block instead of two per K block (a 3x3
+  /// convolution over 7x7 pixels forked 18 times for 1.6 MFLOP). Chosen
+  /// when all of K's packed B fits the per-core cache: a larger one would
+  /// be streamed from memory once per M block.
+  bool allK = false;
+  /// B (N x K, K innermost: a convolution's O x C x KH x KW weights) is
+  /// packed for all of K before the K blocks run, reading each of its rows
+  /// along its contiguous K dimensions, lanes x lanes at a time, transposed
+  /// in registers. Packing one K block at a time would read one window
+  /// position of every row: strided gathers, and every cache line of B
+  /// fetched once per window position (ResNet-18's 3x3 convolutions spent
+  /// as long packing their weights as multiplying them).
+  bool packWhole = false;
+  /// The NC blocks are the parallel tasks, each packing its columns of B
+  /// for all of K into its own buffer, sized for the per-core cache, and
+  /// running every K block of every M block over it: when B packed whole
+  /// does not fit that cache (a 3x3 convolution with 512 channels: 9.4 MB
+  /// of weights for 49 pixels), B is then read once from memory and its
+  /// packed copy never leaves the core's cache. Only with `directA`.
+  bool nParallel = false;
+  /// Flattened M, and the extents of N and of the blocked K loop.
+  int64_t m, n, k;
+};
+
+class GemmBuilder {
+public:
+  GemmBuilder(linalg::LinalgOp op, const GemmDims &dims, const GemmPlan &plan)
+      : op(op), dims(dims), p(plan), b(op.getLoc(), op),
+        ranges(op.getStaticLoopRanges()) {}
+
+  void build();
+  void setLevel(StringAttr attr) { levelAttr = attr; }
+  /// Fuses `generic` (see pb::findFusableEpilogue) into the final stores.
+  void setEpilogue(linalg::GenericOp generic) { epilogue = generic; }
+  /// C holds `value` everywhere before the contraction (a fill that the
+  /// caller removes): the first K block stores without reading C.
+  void setInitialValue(Value value) { initialValue = value; }
+
+private:
+  Value idx(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
+  Value minIdx(Value lhs, int64_t rhs) {
+    return arith::MinSIOp::create(b, lhs, idx(rhs));
+  }
+  /// The indices of `operand` for the loop values `loops` (null entries are
+  /// loops the operand does not use).
+  SmallVector<Value> indices(OpOperand *operand, ArrayRef<Value> loops) {
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    SmallVector<Value> operands;
+    for (Value v : loops)
+      operands.push_back(v ? v : idx(0));
+    return applyIndexingMap(b, b.getLoc(), map, operands);
+  }
+  /// Sets the loops `flatDims` (outer to inner) of `loops` from their
+  /// flattened index `flat` (row-major over their ranges).
+  void setFlattened(SmallVector<Value> &loops, ArrayRef<unsigned> flatDims,
+                    Value flat) {
+    for (unsigned dim : llvm::reverse(flatDims.drop_front())) {
+      loops[dim] = arith::RemUIOp::create(b, flat, idx(ranges[dim]));
+      flat = arith::DivUIOp::create(b, flat, idx(ranges[dim]));
+    }
+    loops[flatDims.front()] = flat;
+  }
+  /// Sets the M loops of `loops` from a flattened row index.
+  void setRow(SmallVector<Value> &loops, Value row) {
+    setFlattened(loops, dims.m, row);
+  }
+  /// Sets the N loops of `loops` from a flattened column index.
+  void setColumn(SmallVector<Value> &loops, Value column) {
+    SmallVector<unsigned> nDims(dims.nOuter);
+    nDims.push_back(dims.n);
+    setFlattened(loops, nDims, column);
+  }
+  /// Sets the blocked K loops of `loops` from a flattened K index.
+  void setK(SmallVector<Value> &loops, Value k) {
+    SmallVector<unsigned> kDims(dims.kFlat);
+    kDims.push_back(dims.kInner);
+    setFlattened(loops, kDims, k);
+  }
+  /// Packs panel `jp` of the K block [pc, pc + kc) (whose outer K loops
+  /// `loops` sets) into `bp`, that block's (panels, KC, NR) buffer.
+  void packB(Value bp, ArrayRef<Value> loops, Value jp, Value jc, Value pc,
+             Value kc);
+  /// Packs panel `jp` of the NC block at `jc` for every K block into `bp`
+  /// (K blocks x panels x KC x NR); see GemmPlan::packWhole.
+  void packWholeB(Value bp, Value jp, Value jc);
+  /// Sets the outer K loops of `loops` from the K block index `kb` (row-major
+  /// over the outer K loops, then the `pcBlocks` KC blocks); returns the
+  /// block's first K index.
+  Value setKBlock(SmallVector<Value> &loops, Value kb, int64_t pcBlocks);
+  /// The (panels, KC, NR) view of K block `kb` of the packed B `bp`.
+  Value kBlockOf(Value bp, Value kb);
+  void transposeSquare(SmallVector<Value> &rows);
+  /// Loops over the tasks [0, uppers): a parallel loop on the chosen level,
+  /// or plain loops inside a batch-parallel task. The insertion point moves
+  /// into the innermost body; returns the induction variables.
+  SmallVector<Value> taskLoops(ArrayRef<Value> uppers);
+  /// The tasks (M blocks x N groups) of the NC block at `jc`, each running
+  /// every K block over the packed B `bp` (K blocks x panels x KC x NR), or
+  /// only K block `kbFixed` when given (`bp` then holds that block alone).
+  void computeBlocks(Value bp, ArrayRef<Value> loops, Value jc, Value nc,
+                     int64_t pcBlocks, Value kbFixed = nullptr);
+  void microKernel(Value ap, Value bp, ArrayRef<Value> loops, Value i0,
+                   Value j0, Value ip, Value jp, Value pc, Value kc);
+  void microKernelBody(Value ap, Value bp, ArrayRef<Value> loops, Value i0,
+                       Value j0, Value ip, Value jp, Value pc, Value kc,
+                       bool fullTile);
+
+  linalg::LinalgOp op;
+  const GemmDims &dims;
+  GemmPlan p;
+  ImplicitLocOpBuilder b;
+  SmallVector<int64_t> ranges;
+  StringAttr levelAttr;
+  linalg::GenericOp epilogue;
+  /// True in the last K block, where the epilogue applies (set per block).
+  Value lastK;
+  /// C's value before the contraction, when a fill made it uniform.
+  Value initialValue;
+  /// True in the first K block (set per block, with initialValue).
+  Value firstK;
+  /// Inside a batch-parallel task: the task loops below are serial.
+  bool serialTasks = false;
+
+  void storeTile(ArrayRef<Value> accs, ArrayRef<SmallVector<Value>> cIndex,
+                 ArrayRef<Value> rows, bool fullTile, bool applyEpilogue);
+  Value applyEpilogue(Value acc, ArrayRef<Value> cIndex, bool fullTile);
+};
+
+} // namespace mlir::pb::gemm
+
+#endif // PB_TRANSFORMS_GEMMBUILDER_H
