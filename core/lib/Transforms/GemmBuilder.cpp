@@ -375,6 +375,11 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
   Value ap;
   if (!p.directA)
     ap = memref::AllocOp::create(b, apType, b.getI64IntegerAttr(64));
+  // A linear A's offsets of the K indices of a K block (GemmPlan::aLinear).
+  Value kOffsets;
+  if (!p.directA && !p.aAlongM && p.aLinear)
+    kOffsets = memref::AllocOp::create(
+        b, MemRefType::get({p.kc}, b.getIndexType()), b.getI64IntegerAttr(64));
   Value rowPanels = arith::CeilDivSIOp::create(b, mc, idx(p.mr));
 
   // The task's K blocks (all: the outer K loops, then KC blocks of the
@@ -452,8 +457,8 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
       SmallVector<Value> loops(blockLoops);
       setK(loops, arith::AddIOp::create(b, pc, kk));
       Value offset = base;
-      for (auto [dim, coefficient] : p.aCoefficients)
-        if (coefficient)
+      for (auto [dim, coefficient] : llvm::enumerate(p.aCoefficients))
+        if (coefficient && !llvm::is_contained(dims.m, dim))
           offset = arith::AddIOp::create(
               b, offset,
               arith::MulIOp::create(b, loops[dim], idx(coefficient)));
@@ -483,6 +488,41 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
           b, VectorType::get({p.mr}, b.getI1Type()), ValueRange{rows}));
     }
   } else if (!p.directA) {
+    // A linear A: the K block's offsets into the table, and the offset of
+    // the loops that stay fixed in the block (batch, outer K).
+    Value flat, blockBase;
+    auto addTerms = [&](Value sum, ArrayRef<Value> loops,
+                        llvm::function_ref<bool(unsigned)> takes) {
+      for (auto [dim, coefficient] : llvm::enumerate(p.aCoefficients))
+        if (coefficient && takes(dim))
+          sum = arith::AddIOp::create(
+              b, sum, arith::MulIOp::create(b, loops[dim], idx(coefficient)));
+      return sum;
+    };
+    auto isBlockedK = [&](unsigned dim) {
+      return dim == dims.kInner || llvm::is_contained(dims.kFlat, dim);
+    };
+    auto isM = [&](unsigned dim) { return llvm::is_contained(dims.m, dim); };
+    if (kOffsets) {
+      auto aType = cast<MemRefType>(aMem.getType());
+      SmallVector<ReassociationIndices> all(1);
+      for (int64_t d = 0, e = aType.getRank(); d < e; ++d)
+        all[0].push_back(d);
+      flat = memref::CollapseShapeOp::create(b, aMem, all);
+      auto fill = scf::ForOp::create(b, idx(0), kc, idx(1));
+      {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(fill.getBody());
+        Value kk = fill.getInductionVar();
+        SmallVector<Value> loops(blockLoops);
+        setK(loops, arith::AddIOp::create(b, pc, kk));
+        memref::StoreOp::create(b, addTerms(idx(0), loops, isBlockedK),
+                                kOffsets, ValueRange{kk});
+      }
+      blockBase = addTerms(idx(p.aOffset), blockLoops, [&](unsigned dim) {
+        return !isM(dim) && !isBlockedK(dim);
+      });
+    }
     auto ipLoop = scf::ForOp::create(b, idx(0), rowPanels, idx(1));
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ipLoop.getBody());
@@ -494,14 +534,22 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
                                 idx(r)));
       auto copyRow = [&](bool inBounds) {
         SmallVector<Value> loops(blockLoops);
-        if (inBounds)
+        Value rowBase;
+        if (inBounds) {
           setRow(loops, row);
+          if (kOffsets)
+            rowBase = addTerms(blockBase, loops, isM);
+        }
         auto kLoop = scf::ForOp::create(b, idx(0), kc, idx(1));
         OpBuilder::InsertionGuard g2(b);
         b.setInsertionPointToStart(kLoop.getBody());
         Value kk = kLoop.getInductionVar();
         Value value = zero;
-        if (inBounds) {
+        if (inBounds && kOffsets) {
+          Value offset = arith::AddIOp::create(
+              b, rowBase, memref::LoadOp::create(b, kOffsets, ValueRange{kk}));
+          value = memref::LoadOp::create(b, flat, ValueRange{offset});
+        } else if (inBounds) {
           setK(loops, arith::AddIOp::create(b, pc, kk));
           value = memref::LoadOp::create(b, aMem, indices(aOperand, loops));
         }
@@ -545,6 +593,8 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
     b.setInsertionPointAfter(jrLoop);
   if (!p.directA)
     memref::DeallocOp::create(b, ap);
+  if (kOffsets)
+    memref::DeallocOp::create(b, kOffsets);
 }
 
 void GemmBuilder::microKernel(Value ap, Value bp, ArrayRef<Value> loopsIn,

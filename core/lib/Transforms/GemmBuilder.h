@@ -22,7 +22,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
-#include "llvm/ADT/DenseMap.h"
 
 namespace mlir::pb::gemm {
 
@@ -62,15 +61,20 @@ struct GemmPlan {
   /// window position (a 3x3 convolution with 32 output channels spent as
   /// long packing A as multiplying it).
   bool directA = false;
-  /// A's consecutive rows are consecutive in memory (an NCHW 1x1
+  /// A's element offset is linear in the loops (a row-major A read through
+  /// an affine map without divisions): `aOffset` + sum over the loops d of
+  /// `aCoefficients[d]` x d. A packed A then adds a row's offset, computed
+  /// once per row, to each K index's, computed once per K block into a
+  /// table, instead of computing A's indices per element (an RGB stem's
+  /// flattened (kh, kw, c): a division and a remainder per element).
+  bool aLinear = false;
+  int64_t aOffset = 0;
+  SmallVector<int64_t> aCoefficients;
+  /// And A's consecutive rows are consecutive in memory (an NCHW 1x1
   /// convolution's pixels, DenseNet's concatenated feature maps): its row
   /// panels are packed MR rows per vector load, one per K index, instead of
-  /// element by element along K (a strided gather). Holds A's linear
-  /// offset: `aOffset` + row + sum of `aCoefficients[d]` x loop d over
-  /// the other loops (K, batch; N's are 0).
+  /// element by element along K (a strided gather).
   bool aAlongM = false;
-  int64_t aOffset = 0;
-  DenseMap<unsigned, int64_t> aCoefficients;
   /// B is packed for all of K before the tasks start, each task running all
   /// its K blocks: two forks per NC block instead of two per K block (a 3x3
   /// convolution over 7x7 pixels forked 18 times for 1.6 MFLOP). Chosen

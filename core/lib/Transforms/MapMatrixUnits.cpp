@@ -20,11 +20,11 @@
 //                       K block, which no longer runs as a nest of its own)
 //
 // The plan (GemmPlan in GemmBuilder.h) varies this where the operands'
-// layouts or sizes call for it: A read in place (directA) or packed MR rows
-// per load (aAlongM); B packed for all K blocks before the tasks (allK),
-// along its own rows when K is its contiguous side (packWhole); the NC
-// blocks (nParallel) or the batch loops (batchParallel) as the tasks.
-// GemmBuilder.cpp emits the code.
+// layouts or sizes call for it: A read in place (directA), packed through a
+// table of K offsets (aLinear) or MR rows per load (aAlongM); B packed for all
+// K blocks before the tasks (allK), along its own rows when K is its contiguous
+// side (packWhole); the NC blocks (nParallel) or the batch loops
+// (batchParallel) as the tasks. GemmBuilder.cpp emits the code.
 //
 //===----------------------------------------------------------------------===//
 
@@ -297,11 +297,11 @@ static void mergeSplitN(linalg::LinalgOp op, GemmDims &dims, int64_t nr) {
   }
 }
 
-/// Sets GemmPlan::aAlongM when A's offset is linear in the loops, one
-/// flattened row apart per row of M (its strides from A's static,
-/// row-major shape).
-static void setAlongM(linalg::LinalgOp op, const GemmDims &dims,
-                      ArrayRef<int64_t> ranges, GemmPlan &p) {
+/// Sets GemmPlan::aLinear when A's offset is linear in the loops (its
+/// strides from A's static, row-major shape), and aAlongM when its rows are
+/// then one element apart.
+static void setLinearA(linalg::LinalgOp op, const GemmDims &dims,
+                       ArrayRef<int64_t> ranges, GemmPlan &p) {
   OpOperand *aOperand = op.getDpsInputOperand(0);
   auto aType = cast<MemRefType>(aOperand->get().getType());
   AffineMap mapA = op.getMatchingIndexingMap(aOperand);
@@ -334,19 +334,17 @@ static void setAlongM(linalg::LinalgOp op, const GemmDims &dims,
     }
     return offset;
   };
-  int64_t offset = offsetAt(std::nullopt);
-  auto coefficient = [&](unsigned d) { return offsetAt(d) - offset; };
+  p.aLinear = true;
+  p.aOffset = offsetAt(std::nullopt);
+  for (unsigned d = 0; d < numDims; ++d)
+    p.aCoefficients.push_back(offsetAt(d) - p.aOffset);
   int64_t expected = 1;
   for (unsigned d : llvm::reverse(dims.m)) {
-    if (ranges[d] != 1 && coefficient(d) != expected)
+    if (ranges[d] != 1 && p.aCoefficients[d] != expected)
       return;
     expected *= ranges[d];
   }
   p.aAlongM = true;
-  p.aOffset = offset;
-  for (unsigned d = 0; d < numDims; ++d)
-    if (!llvm::is_contained(dims.m, d))
-      p.aCoefficients[d] = coefficient(d);
 }
 
 /// Whether B is packed whole (see GemmPlan::packWhole): its first index is
@@ -482,7 +480,7 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
                 return e.isFunctionOfDim(dims.kInner);
               });
   if (!p.directA)
-    setAlongM(op, dims, ranges, p);
+    setLinearA(op, dims, ranges, p);
   // K blocks of equal length (768 = 3 x 256, not 272 + 272 + 224).
   p.kc = std::min(
       p.k, alignUp(llvm::divideCeil(p.k, llvm::divideCeil(p.k, p.kc)), 16));
@@ -500,7 +498,7 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
     // N-parallel: NC as wide as the per-core cache holds all of K for, and
     // narrow enough for kMinParallelBlocks tasks. Not with a packed A: each
     // task would pack all of it again (DenseNet's 1x1 convolutions over
-    // 7x7 pixels ran 5% slower).
+    // 7x7 pixels ran 10% slower).
     int64_t ncFit = budget(1) / (kTotal * elemBytes) / p.nr * p.nr;
     int64_t ncTasks = alignUp(llvm::divideCeil(p.n, kMinParallelBlocks), p.nr);
     int64_t nc = std::max(p.nr, std::min(ncFit, ncTasks));
@@ -576,6 +574,7 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
                               : "",
               p.directA   ? "read in place"
               : p.aAlongM ? "packed MR rows per load"
+              : p.aLinear ? "packed through a table of K offsets"
                           : "packed",
               p.allK ? "all K blocks per task" : "one K block per task",
               p.packWhole ? ", B packed whole along its rows" : ""));

@@ -11,9 +11,10 @@
 // @wide: 300 x 3 x 3 filter rows (10.5 KB each, 2700 = 337 x 8 + 4
 // elements: the last 4 take the scalar path) in two KC blocks per window
 // position; all 32 filters do not fit the per-core cache. The NCHW input
-// is packed (A packed), so the filter is packed whole once and the K
-// blocks run one at a time over it.
-// EXPLAIN: matrix units: linalg.generic MxNxK 16x32x300 {{.*}} KC=160 (l1d), {{.*}}, A packed, one K block per task, B packed whole along its rows
+// is packed (through a table of each K index's offset, GemmPlan::aLinear),
+// so the filter is packed whole once and the K blocks run one at a time
+// over it.
+// EXPLAIN: matrix units: linalg.generic MxNxK 16x32x300 {{.*}} KC=160 (l1d), {{.*}}, A packed through a table of K offsets, one K block per task, B packed whole along its rows
 // CHECK: OK wide: 512 values match the reference
 //
 // @wide_nhwc: the same filter over a channels-last input, read in place:
@@ -23,9 +24,10 @@
 // CHECK: OK wide_nhwc: 512 values match the reference
 //
 // @narrow: a 16 x 3 x 3 filter that fits the per-core cache, its 16
-// channels flattened with the window's columns into a blocked K of 48,
+// channels flattened with the window's columns into a blocked K of 48
+// (A's offsets of (kw, c) from the table, no division per element),
 // packed whole before the M blocks run.
-// EXPLAIN: matrix units: linalg.generic MxNxK 64x32x48 {{.*}} A packed, all K blocks per task, B packed whole along its rows
+// EXPLAIN: matrix units: linalg.generic MxNxK 64x32x48 {{.*}} A packed through a table of K offsets, all K blocks per task, B packed whole along its rows
 // CHECK: OK narrow: 2048 values match the reference
 
 func.func @wide(%x: tensor<1x300x6x6xf32>, %w: tensor<32x300x3x3xf32>)
