@@ -166,3 +166,42 @@ func.func @se_reshapes(%conv: tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32> {
   %r = tensor.collapse_shape %mul [[0], [1], [2], [3, 4, 5]] : tensor<1x4x4x8x1x1xf32> into tensor<1x4x4x8xf32>
   return %r : tensor<1x4x4x8xf32>
 }
+
+// -----
+
+// The activation of @se_reshapes, read through an expand_shape that adds a
+// unit dimension which only the reduction's loop `g` indexes (a batch-8
+// squeeze-excitation mean in this form): reading the activation directly
+// would drop `g` from every operand (an invalid generic), so the
+// activation keeps its layout and the reshape stays.
+// CHECK-LABEL: func.func @unit_loop_only_in_reshape
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<2x8x1x4x4xf32>)
+// CHECK: tensor.expand_shape
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<2x8x1x1x4x4xf32>)
+func.func @unit_loop_only_in_reshape(%conv: tensor<2x4x4x8xf32>) -> tensor<2x8xf32> {
+  %z = arith.constant 0.0 : f32
+  %xe = tensor.expand_shape %conv [[0], [1, 2], [3], [4]] output_shape [2, 1, 4, 4, 8] : tensor<2x4x4x8xf32> into tensor<2x1x4x4x8xf32>
+  %e = tensor.empty() : tensor<2x8x1x4x4xf32>
+  %act = linalg.generic {
+      indexing_maps = [affine_map<(n, c, u, h, w) -> (n, u, h, w, c)>,
+                       affine_map<(n, c, u, h, w) -> (n, c, u, h, w)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%xe : tensor<2x1x4x4x8xf32>) outs(%e : tensor<2x8x1x4x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.maximumf %v, %z : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x1x4x4xf32>
+  %x6 = tensor.expand_shape %act [[0], [1, 2], [3], [4], [5]] output_shape [2, 8, 1, 1, 4, 4] : tensor<2x8x1x4x4xf32> into tensor<2x8x1x1x4x4xf32>
+  %se = tensor.empty() : tensor<2x8xf32>
+  %sf = linalg.fill ins(%z : f32) outs(%se : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sum = linalg.generic {
+      indexing_maps = [affine_map<(n, c, g, u, h, w) -> (n, c, g, u, h, w)>,
+                       affine_map<(n, c, g, u, h, w) -> (n, c)>],
+      iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%x6 : tensor<2x8x1x1x4x4xf32>) outs(%sf : tensor<2x8xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.addf %acc, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8xf32>
+  return %sum : tensor<2x8xf32>
+}

@@ -169,6 +169,33 @@ static bool collectReshapedUses(Operation *reshape,
       // frontends' NGCHW reshapes) reads the layout it was built for.
       if (!generic.isDpsInput(&use) || isMultiplyAccumulate(generic))
         return false;
+      // Reading the value directly drops the operand's dimensions that the
+      // reshapes added; a loop that indexes one of them and nothing else
+      // would be left without an operand to bound it (at batch 8, a
+      // squeeze-excitation mean whose batch loop only its reshaped input
+      // indexed).
+      AffineMap map = generic.getMatchingIndexingMap(&use);
+      llvm::SmallBitVector kept(map.getNumResults());
+      for (int64_t d : toReshaped)
+        if (d >= 0)
+          kept.set(d);
+      for (unsigned r = 0, e = map.getNumResults(); r < e; ++r) {
+        auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
+        if (kept.test(r) || !dim)
+          continue;
+        bool boundElsewhere = false;
+        for (OpOperand &other : generic->getOpOperands()) {
+          if (&other == &use)
+            continue;
+          AffineMap otherMap = generic.getMatchingIndexingMap(&other);
+          boundElsewhere |= llvm::is_contained(otherMap.getResults(), dim);
+        }
+        for (unsigned r2 = 0; r2 < e; ++r2)
+          boundElsewhere |=
+              r2 != r && kept.test(r2) && map.getResult(r2) == dim;
+        if (!boundElsewhere)
+          return false;
+      }
       uses.reshapedInputs.push_back({&use, llvm::to_vector(toReshaped)});
       continue;
     }
