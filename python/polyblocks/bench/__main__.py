@@ -7,7 +7,11 @@ it measures, in one process and one after the other on the same inputs:
     PolyBlocks compile cache), for PolyBlocks and for each compiled baseline;
   - the median time of --runs calls after --warmup calls, for each;
   - PolyBlocks' accuracy against eager by the dynamo benchmark harness's rule
-    (allclose at 1e-3, else RMSE against a float64 reference).
+    (allclose at 1e-3, else RMSE against a float64 reference); the cell
+    also counts the backend's warnings that a graph or an op runs in eager
+    ("pass (1 in eager)"): such a model's times are partly eager's. An op
+    that falls back is warned about once per process, so only its first
+    model counts it.
 It prints a Markdown table with the speedups over each baseline and their
 geometric mean, and writes models.md, models.csv and models.png (a bar chart)
 to --out. A model that fails to compile is reported as such and left out of
@@ -26,6 +30,7 @@ import argparse
 import copy
 import csv
 import datetime
+import logging
 import math
 import os
 import platform
@@ -86,6 +91,18 @@ def _accurate(model, inputs, ref, res) -> bool:
         same(r, o, fp64_ref=f, tol=1e-3) for r, o, f in zip(ref, res, fp64))
 
 
+class _FallbackRecorder(logging.Handler):
+    """Counts the backend's warnings that a graph or an op runs in eager."""
+
+    def __init__(self):
+        super().__init__(level=logging.WARNING)
+        self.count = 0
+
+    def emit(self, record):
+        if "runs in eager" in record.getMessage():
+            self.count += 1
+
+
 def bench_model(name: str, args, step) -> dict:
     row: dict = {"model": name}
     model, inputs = models.build(name, batch=args.batch)
@@ -95,6 +112,10 @@ def bench_model(name: str, args, step) -> dict:
         row["eager_ms"] = _median_ms(model, inputs, args.runs, args.warmup)
         step(f"{name}: polyblocks compile")
         t = time.perf_counter()
+        # Graphs the backend could not compile run in eager: the table says
+        # so, or its times would be eager's under PolyBlocks' name.
+        fallbacks = _FallbackRecorder()
+        logging.getLogger("polyblocks").addHandler(fallbacks)
         try:
             compiled = _compile(model, "polyblocks", args.target, args.freeze)
             res = models.output_tensors(compiled(*inputs))
@@ -102,7 +123,10 @@ def bench_model(name: str, args, step) -> dict:
             row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
             traceback.print_exc(file=sys.stderr)
             return row
+        finally:
+            logging.getLogger("polyblocks").removeHandler(fallbacks)
         row["polyblocks_compile_s"] = time.perf_counter() - t
+        row["eager_fallbacks"] = fallbacks.count
         row["accurate"] = _accurate(model, inputs, ref, res)
         step(f"{name}: polyblocks run")
         row["polyblocks_ms"] = _median_ms(compiled, inputs, args.runs, args.warmup)
@@ -149,7 +173,10 @@ def report(rows: list[dict], args) -> str:
             cells.append(fmt(s, "{:.2f}x") if s else r.get(f"{b}_error", "—")[:40])
         cells.append(fmt(r["polyblocks_compile_s"], "{:.1f}"))
         cells += [fmt(r.get(f"{b}_compile_s"), "{:.1f}") for b in bases if b != "eager"]
-        cells.append("pass" if r["accurate"] else "FAIL")
+        accuracy = "pass" if r["accurate"] else "FAIL"
+        if r.get("eager_fallbacks"):
+            accuracy += f" ({r['eager_fallbacks']} in eager)"
+        cells.append(accuracy)
         lines.append("| " + " | ".join(cells) + " |")
     geo = ["**geomean**", "", *["" for _ in bases]]
     geo += [f"**{_geomean(speedups[b]):.2f}x**" for b in bases]
