@@ -171,9 +171,8 @@ static bool collectReshapedUses(Operation *reshape,
         return false;
       // Reading the value directly drops the operand's dimensions that the
       // reshapes added; a loop that indexes one of them and nothing else
-      // would be left without an operand to bound it (at batch 8, a
-      // squeeze-excitation mean whose batch loop only its reshaped input
-      // indexed).
+      // would be left without an operand to bound it: an invalid generic
+      // (mobilenet_v3_large and efficientnet_b0 at batch 8).
       AffineMap map = generic.getMatchingIndexingMap(&use);
       llvm::SmallBitVector kept(map.getNumResults());
       for (int64_t d : toReshaped)
