@@ -431,14 +431,28 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
   ArrayRef<Value> blockLoops = loops;
 
   // Pack A: row panels of MR rows, k-major inside a panel; rows past M are
-  // zeros. A row's M indices are computed once per row.
+  // zeros. A row's M indices are computed once per row. A linear A is read
+  // through a 1-D view, at `sum` plus its coefficients times the loops that
+  // `takes` accepts (GemmPlan::aLinear).
+  auto addTerms = [&](Value sum, ArrayRef<Value> loops,
+                      llvm::function_ref<bool(unsigned)> takes) {
+    for (auto [dim, coefficient] : llvm::enumerate(p.aCoefficients))
+      if (coefficient && takes(dim))
+        sum = arith::AddIOp::create(
+            b, sum, arith::MulIOp::create(b, loops[dim], idx(coefficient)));
+    return sum;
+  };
+  auto isM = [&](unsigned dim) { return llvm::is_contained(dims.m, dim); };
+  Value flat;
+  if (!p.directA && p.aLinear) {
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t d = 0, e = cast<MemRefType>(aMem.getType()).getRank(); d < e;
+         ++d)
+      all[0].push_back(d);
+    flat = memref::CollapseShapeOp::create(b, aMem, all);
+  }
   if (p.aAlongM) {
     // Rows past M are zeros (masked loads) when M's panels are not full.
-    auto aType = cast<MemRefType>(aMem.getType());
-    SmallVector<ReassociationIndices> all(1);
-    for (int64_t d = 0, e = aType.getRank(); d < e; ++d)
-      all[0].push_back(d);
-    Value flat = memref::CollapseShapeOp::create(b, aMem, all);
     auto panelType = VectorType::get({p.mr}, f);
     auto ipLoop = scf::ForOp::create(b, idx(0), rowPanels, idx(1));
     OpBuilder::InsertionGuard g(b);
@@ -456,12 +470,8 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
       Value kk = loop.getInductionVar();
       SmallVector<Value> loops(blockLoops);
       setK(loops, arith::AddIOp::create(b, pc, kk));
-      Value offset = base;
-      for (auto [dim, coefficient] : llvm::enumerate(p.aCoefficients))
-        if (coefficient && !llvm::is_contained(dims.m, dim))
-          offset = arith::AddIOp::create(
-              b, offset,
-              arith::MulIOp::create(b, loops[dim], idx(coefficient)));
+      Value offset =
+          addTerms(base, loops, [&](unsigned dim) { return !isM(dim); });
       Value panel;
       if (mask)
         panel = vector::MaskedLoadOp::create(
@@ -490,25 +500,11 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
   } else if (!p.directA) {
     // A linear A: the K block's offsets into the table, and the offset of
     // the loops that stay fixed in the block (batch, outer K).
-    Value flat, blockBase;
-    auto addTerms = [&](Value sum, ArrayRef<Value> loops,
-                        llvm::function_ref<bool(unsigned)> takes) {
-      for (auto [dim, coefficient] : llvm::enumerate(p.aCoefficients))
-        if (coefficient && takes(dim))
-          sum = arith::AddIOp::create(
-              b, sum, arith::MulIOp::create(b, loops[dim], idx(coefficient)));
-      return sum;
-    };
+    Value blockBase;
     auto isBlockedK = [&](unsigned dim) {
       return dim == dims.kInner || llvm::is_contained(dims.kFlat, dim);
     };
-    auto isM = [&](unsigned dim) { return llvm::is_contained(dims.m, dim); };
     if (kOffsets) {
-      auto aType = cast<MemRefType>(aMem.getType());
-      SmallVector<ReassociationIndices> all(1);
-      for (int64_t d = 0, e = aType.getRank(); d < e; ++d)
-        all[0].push_back(d);
-      flat = memref::CollapseShapeOp::create(b, aMem, all);
       auto fill = scf::ForOp::create(b, idx(0), kc, idx(1));
       {
         OpBuilder::InsertionGuard g(b);

@@ -33,6 +33,7 @@
 #include "pb/Target/TargetDesc.h"
 #include "pb/Transforms/Passes.h"
 
+#include "mlir/Analysis/FlatLinearValueConstraints.h"
 #include "mlir/Dialect/Affine/LoopUtils.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/IRMapping.h"
@@ -307,37 +308,24 @@ static void setLinearA(linalg::LinalgOp op, const GemmDims &dims,
   AffineMap mapA = op.getMatchingIndexingMap(aOperand);
   if (!aType.hasStaticShape() || !aType.getLayout().isIdentity())
     return;
-  bool linear = true;
-  for (AffineExpr e : mapA.getResults())
-    e.walk([&](AffineExpr sub) {
-      if (sub.getKind() != AffineExprKind::Add &&
-          sub.getKind() != AffineExprKind::Mul &&
-          sub.getKind() != AffineExprKind::DimId &&
-          sub.getKind() != AffineExprKind::Constant)
-        linear = false;
-    });
-  if (!linear)
-    return;
-  // The offset with every loop at 0, and each loop's coefficient in it.
+  // Each index of A as coefficients of the loops and a constant; mods,
+  // divisions and symbols would add columns.
+  std::vector<SmallVector<int64_t, 8>> flattened;
   unsigned numDims = mapA.getNumDims();
-  MLIRContext *ctx = op->getContext();
-  auto offsetAt = [&](std::optional<unsigned> unitDim) {
-    SmallVector<AffineExpr> values;
-    for (unsigned d = 0; d < numDims; ++d)
-      values.push_back(getAffineConstantExpr(d == unitDim ? 1 : 0, ctx));
-    int64_t offset = 0, stride = 1;
-    for (int64_t r = mapA.getNumResults() - 1; r >= 0; --r) {
-      AffineExpr value =
-          simplifyAffineExpr(mapA.getResult(r).replaceDims(values), numDims, 0);
-      offset += stride * cast<AffineConstantExpr>(value).getValue();
-      stride *= aType.getDimSize(r);
-    }
-    return offset;
-  };
+  if (failed(getFlattenedAffineExprs(mapA, &flattened)) ||
+      llvm::any_of(flattened, [&](const SmallVector<int64_t, 8> &expr) {
+        return expr.size() != numDims + 1;
+      }))
+    return;
   p.aLinear = true;
-  p.aOffset = offsetAt(std::nullopt);
-  for (unsigned d = 0; d < numDims; ++d)
-    p.aCoefficients.push_back(offsetAt(d) - p.aOffset);
+  p.aCoefficients.assign(numDims, 0);
+  int64_t stride = 1;
+  for (int64_t r = mapA.getNumResults() - 1; r >= 0; --r) {
+    for (unsigned d = 0; d < numDims; ++d)
+      p.aCoefficients[d] += stride * flattened[r][d];
+    p.aOffset += stride * flattened[r].back();
+    stride *= aType.getDimSize(r);
+  }
   int64_t expected = 1;
   for (unsigned d : llvm::reverse(dims.m)) {
     if (ranges[d] != 1 && p.aCoefficients[d] != expected)
