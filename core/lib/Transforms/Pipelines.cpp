@@ -79,7 +79,10 @@ static std::string getS3Spec(const pb::PipelineOptions &options) {
   if (options.fusion)
     spec += "pb-affine-fusion,";
   spec += "pb-promote-accumulators,affine-scalrep,pb-tile,pb-mark-parallel,"
-          "pb-promote-to-scratchpad,pb-vectorize),"
+          "pb-promote-to-scratchpad,pb-vectorize";
+  if (options.optionalRewrites)
+    spec += ",pb-interleave-reductions,pb-hoist-reciprocals";
+  spec += "),"
           "canonicalize,cse";
   return spec;
 }

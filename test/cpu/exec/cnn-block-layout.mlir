@@ -1,5 +1,5 @@
 // RUN: %check_cpu | FileCheck %s
-// RUN: pb-opt %s --target=cpu-host --pb-pipeline=s1 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pb-opt %s --target=cpu-x86-64-v3 --pb-pipeline=s1 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // CHECK: OK block: 256 values match the reference
 // EXPLAIN: layout: result produced in its inputs' order (permutation [0, 2, 3, 1]); 1 generic, 1 padding and 0 reshaped users
 // EXPLAIN: layout: result produced in its inputs' order (permutation [0, 2, 3, 1]); 2 generic, 1 padding and 0 reshaped users

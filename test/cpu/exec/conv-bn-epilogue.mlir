@@ -1,5 +1,5 @@
 // RUN: %check_cpu | FileCheck %s
-// RUN: pb-opt %s --target=cpu-host --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pb-opt %s --target=cpu-x86-64-v3 --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // A channels-last convolution followed by batch norm and ReLU, the norm's per-channel
 // parameters viewed as (1, C) (expand_shape, as torch's graphs have them):
 // the views sit between the convolution and its epilogue after

@@ -1,7 +1,7 @@
 // RUN: pb-compile %s --target=cpu-host -o %t.opt
 // RUN: pb-compile %s --target=cpu-host --options=pipeline=reference -o %t.ref
 // RUN: pb-run %t.opt --check-against=%t.ref --atol=1e-4 | FileCheck %s
-// RUN: pb-opt %s --target=cpu-host --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pb-opt %s --target=cpu-x86-64-v3 --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // Convolutions whose FCHW filters are arguments: the micro-kernel packs
 // each filter whole, reading its rows along (c, kh, kw) and transposing
 // 8 x 8 squares in registers (GemmPlan::packWhole). Sums of 2700

@@ -1,5 +1,5 @@
 // RUN: %check_cpu | FileCheck %s
-// RUN: pb-opt %s --target=cpu-host --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pb-opt %s --target=cpu-x86-64-v3 --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // 1x1 convolutions over NCHW inputs (DenseNet's concatenated feature
 // maps): consecutive pixels, the GEMM's rows, are consecutive in memory,
 // so A's row panels are packed MR rows per vector load

@@ -1,5 +1,5 @@
 // RUN: %check_cpu | FileCheck %s
-// RUN: pb-opt %s --target=cpu-host --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pb-opt %s --target=cpu-x86-64-v3 --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // Epilogues fused into the micro-kernel where bufferization reuses buffers
 // across layers and where the GEMM writes a reshape of its buffer.
 //

@@ -1,5 +1,5 @@
 // RUN: %check_cpu | FileCheck %s
-// RUN: pb-opt %s --target=cpu-host --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pb-opt %s --target=cpu-x86-64-v3 --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: pb-opt %s --target=cpu-host --pb-pipeline=s1,s2 | FileCheck %s --check-prefix=S2
 // A 1x1 convolution (channels last) with a ReLU, padded by one pixel and
 // read by a 3x3 depthwise convolution (MobileNet's block), and the same

@@ -1,5 +1,5 @@
 // RUN: %check_cpu | FileCheck %s
-// RUN: pb-opt %s --target=cpu-host --pb-pipeline=s1 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pb-opt %s --target=cpu-x86-64-v3 --pb-pipeline=s1 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: pb-opt %s --target=cpu-x86-64-v3 --pb-pipeline=s1,s2,s3 -o - | FileCheck %s --check-prefix=S3
 // CHECK: OK se: 1024 values match the reference
 // EXPLAIN: layout: result produced in its inputs' order (permutation [0, 2, 3, 4, 1]); 1 generic, 0 padding and 1 reshaped users

@@ -657,6 +657,70 @@ def PBStripAnnotationsPass : Pass<"pb-strip-annotations", "ModuleOp"> {
   }];
 }
 
+def PBInterleaveReductionsPass
+    : Pass<"pb-interleave-reductions", "func::FuncOp"> {
+  let summary = "Reductions as independent partial accumulators and trees";
+  let description = [{
+    Stage S3, after pb-vectorize (left out of `pipeline=reference`).
+    An innermost affine.for whose iter_args are all reductions
+    (`affine::getSupportedReductions`) and that carries fewer independent
+    chains than the chip keeps in flight (the latency of its thread-scope
+    vector FMA unit times the vector operations it starts per cycle, both
+    from the .td) is unrolled by the missing power-of-two factor that
+    divides its trip count, with one partial accumulator per copy; the
+    partials are combined after the loop in a tree. Every
+    `vector.reduction` of 2^n lanes becomes n halvings (two
+    `vector.shuffle`s and one vector operation each) instead of an ordered
+    chain of scalar steps. Floating-point sums and products are
+    reassociated, as vectorization already does.
+
+    Before and after (4 chains in flight):
+    ```mlir
+    %m = affine.for %j = 0 to 1024 step 16 iter_args(%a = %init) {
+      %v = vector.transfer_read %x[%i, %j], %pad : memref<..>, vector<16xf32>
+      %n = arith.maxnumf %v, %a : vector<16xf32>
+      affine.yield %n : vector<16xf32>
+    }
+    // becomes
+    %m:4 = affine.for %j = 0 to 1024 step 64
+        iter_args(%a0 = %init, %a1 = %nan, %a2 = %nan, %a3 = %nan) {
+      ... four copies, at %j, %j + 16, %j + 32, %j + 48 ...
+    }
+    // maxnumf(maxnumf(%m#0, %m#1), maxnumf(%m#2, %m#3))
+    ```
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def PBHoistReciprocalsPass : Pass<"pb-hoist-reciprocals", "func::FuncOp"> {
+  let summary = "Divide by a loop-invariant divisor as a multiplication by "
+                "its reciprocal";
+  let description = [{
+    Stage S3, after pb-vectorize (left out of `pipeline=reference`). An
+    `arith.divf` inside a loop that may run more than once, whose divisor
+    is defined outside that loop (a softmax row's sum), becomes an
+    `arith.mulf` by the divisor's reciprocal, computed once right after the
+    divisor. The result differs by at most one rounding from the quotient
+    (as with LLVM's `arcp`); a divisor below the smallest normal number
+    gives an infinite reciprocal.
+
+    Before and after:
+    ```mlir
+    affine.for %j = 0 to 1024 step 16 {
+      %q = arith.divf %x, %sum : vector<16xf32>
+    }
+    // becomes
+    %r = arith.divf %one, %sum : vector<16xf32>
+    affine.for %j = 0 to 1024 step 16 {
+      %q = arith.mulf %x, %r : vector<16xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def PBVectorizePass : Pass<"pb-vectorize", "func::FuncOp"> {
   let summary = "Vectorize innermost loops to the target's vector width";
   let description = [{
