@@ -178,3 +178,23 @@ func.func @fill_kept(%a: memref<48x64xf32>, %b: memref<64x64xf32>,
                 outs(%c : memref<48x64xf32>)
   return
 }
+
+// -----
+
+// A read in place (a linear layer's activations, 197 rows): its M blocks are
+// kMinDirectTiles (24) register tiles tall at least, so one M block covers
+// all 197 rows and the 96 N panels make the tasks; every M block would read
+// the whole packed B again. With 15 N panels only (N = 480), the M blocks
+// stay M / 8 tall and N is not split into uneven groups.
+// EXPLAIN: matrix units: linalg.matmul MxNxK 197x3072x768 {{.*}} MC=204 (l2){{.*}} 1 M blocks x 8 N groups
+// EXPLAIN: matrix units: linalg.matmul MxNxK 197x480x768 {{.*}} MC=36 (l2){{.*}} 6 M blocks x 2 N groups
+// CHECK-LABEL: func.func @tall_direct_m_blocks
+func.func @tall_direct_m_blocks(%a: memref<197x768xf32>, %b: memref<768x3072xf32>,
+                                %c: memref<197x3072xf32>, %b2: memref<768x480xf32>,
+                                %c2: memref<197x480xf32>) {
+  linalg.matmul ins(%a, %b : memref<197x768xf32>, memref<768x3072xf32>)
+                outs(%c : memref<197x3072xf32>)
+  linalg.matmul ins(%a, %b2 : memref<197x768xf32>, memref<768x480xf32>)
+                outs(%c2 : memref<197x480xf32>)
+  return
+}

@@ -61,6 +61,9 @@ static constexpr int64_t kTileRowVectors = 2;
 /// Core counts are known only at run time; cut M into at least this many
 /// blocks so that every core gets work and the load balances.
 static constexpr int64_t kMinParallelBlocks = 8;
+/// Register tiles an M block of an A read in place spans at least (while
+/// the cache holds it): each such block reads the whole packed B panel.
+static constexpr int64_t kMinDirectTiles = 24;
 /// The shortest blocked K loop worth a pass over C; shorter ones take in
 /// the K loops around them.
 static constexpr int64_t kMinBlockedK = 32;
@@ -497,14 +500,28 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
       p.nParallel = p.allK = true;
     }
   }
-  // MC: the A block MC x KC in the next cache, at most M / kMinParallelBlocks.
-  // (Fewer, taller M blocks with more N groups keep B micro-panels in L1
-  // longer, but every group packs its A block again, element by element:
-  // BERT-base at batch 1 ran 20% slower that way.)
-  int64_t mcCache = std::max<int64_t>(p.mr, budget(1) / (p.kc * elemBytes));
-  int64_t mcParallel = llvm::divideCeil(p.m, kMinParallelBlocks);
+  // MC: the A block MC x KC in the next cache. A packed A is split into at
+  // least kMinParallelBlocks M blocks: fewer, taller M blocks with more N
+  // groups keep B micro-panels in L1 longer, but every group packs its A
+  // block again, element by element (BERT-base at batch 1 ran 20% slower
+  // that way). An A read in place costs the N groups nothing, while every
+  // M block streams the packed B panel again: its M blocks are at least
+  // kMinDirectTiles register tiles tall, in equal parts (a 197x3072x768
+  // linear layer ran 25% faster as 1 M block x 8 N groups than as 6 x 2),
+  // when N has panels enough for even N groups (MobileNetV2's narrow 1x1
+  // convolutions at batch 8 ran 2% slower with 3 + 3 + 3 + 1 panels).
   // N-parallel tasks run all of M: every M block reads the packed B again.
-  p.mc = alignUp(p.nParallel ? mcCache : std::min(mcCache, mcParallel), p.mr);
+  int64_t mcCache = std::max<int64_t>(p.mr, budget(1) / (p.kc * elemBytes));
+  int64_t mcWanted =
+      std::min<int64_t>(mcCache, llvm::divideCeil(p.m, kMinParallelBlocks));
+  int64_t nPanels = llvm::divideCeil(std::min(p.nc, p.n), p.nr);
+  if (p.directA && nPanels >= 2 * kMinParallelBlocks) {
+    int64_t tall =
+        std::min(mcCache, std::max(mcWanted, kMinDirectTiles * p.mr));
+    mcWanted = static_cast<int64_t>(
+        llvm::divideCeil(p.m, llvm::divideCeil(p.m, tall)));
+  }
+  p.mc = alignUp(p.nParallel ? mcCache : mcWanted, p.mr);
   p.mc = std::max(p.mr, std::min(p.mc, alignUp(p.m, p.mr)));
   // Fewer M blocks than kMinParallelBlocks: split N's panels too.
   int64_t mBlocks = llvm::divideCeil(p.m, p.mc);
