@@ -198,3 +198,21 @@ func.func @tall_direct_m_blocks(%a: memref<197x768xf32>, %b: memref<768x3072xf32
                 outs(%c2 : memref<197x480xf32>)
   return
 }
+
+// -----
+
+// N narrower than the tile's two vectors but one vector wide or more (16
+// output channels on 16 lanes): rows of one vector, twice as many rows.
+// EXPLAIN: matrix units: linalg.matmul MxNxK 256x16x64 -> VFMA_F32_1x16x1_F32 register tile 24x16 (24 accumulators of 32 registers)
+// EXPLAIN: matrix units: linalg.matmul MxNxK 256x24x64 -> VFMA_F32_1x16x1_F32 register tile 24x16 (24 accumulators of 32 registers)
+// CHECK-LABEL: func.func @one_vector_rows
+// CHECK: vector.fma {{.*}} : vector<16xf32>
+func.func @one_vector_rows(%a: memref<256x64xf32>, %b: memref<64x16xf32>,
+                           %c: memref<256x16xf32>, %b2: memref<64x24xf32>,
+                           %c2: memref<256x24xf32>) {
+  linalg.matmul ins(%a, %b : memref<256x64xf32>, memref<64x16xf32>)
+                outs(%c : memref<256x16xf32>)
+  linalg.matmul ins(%a, %b2 : memref<256x64xf32>, memref<64x24xf32>)
+                outs(%c2 : memref<256x24xf32>)
+  return
+}

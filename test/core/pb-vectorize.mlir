@@ -76,3 +76,40 @@ func.func @per_loop_lanes(%m: memref<64xi1>, %a: memref<64xf32>) {
   }
   return
 }
+
+// A remainder that a narrower power-of-two vector divides runs in that
+// vector: 72 channels are 64 in vectors of 16 and 8 in one vector of 8 on
+// x86-64-v4 (9 vectors of 8 on x86-64-v3); a loop of 4 runs in one vector
+// of 4; a loop of 3 stays scalar.
+// V4-LABEL: func.func @narrow_remainder
+// V4: affine.for %{{.*}} = 0 to 64 step 16 {
+// V4: vector.transfer_read {{.*}} : memref<72xf32>, vector<16xf32>
+// V4: affine.for %{{.*}} = 64 to 72 step 8 {
+// V4: vector.transfer_read {{.*}} {in_bounds = [true]} : memref<72xf32>, vector<8xf32>
+// V4: vector.transfer_write {{.*}} {in_bounds = [true]} : vector<8xf32>, memref<72xf32>
+// V4: affine.for %{{.*}} = 0 to 4 step 4 {
+// V4: vector.transfer_read {{.*}} : memref<4xf32>, vector<4xf32>
+// V4: affine.for %{{.*}} = 0 to 3 {
+// V4-NOT: vector
+// V4: return
+// V3-LABEL: func.func @narrow_remainder
+// V3: affine.for %{{.*}} = 0 to 72 step 8 {
+// V3-NOT: affine.for %{{.*}} = 64 to 72
+func.func @narrow_remainder(%a: memref<72xf32>, %b: memref<4xf32>, %c: memref<3xf32>) {
+  affine.for %i = 0 to 72 {
+    %x = affine.load %a[%i] : memref<72xf32>
+    %y = arith.addf %x, %x : f32
+    affine.store %y, %a[%i] : memref<72xf32>
+  }
+  affine.for %i = 0 to 4 {
+    %x = affine.load %b[%i] : memref<4xf32>
+    %y = arith.addf %x, %x : f32
+    affine.store %y, %b[%i] : memref<4xf32>
+  }
+  affine.for %i = 0 to 3 {
+    %x = affine.load %c[%i] : memref<3xf32>
+    %y = arith.addf %x, %x : f32
+    affine.store %y, %c[%i] : memref<3xf32>
+  }
+  return
+}

@@ -417,7 +417,16 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   if (!regs)
     return skip("the target states no register file");
   int64_t vectorRegs = regs->capacityBytes / (p.lanes * elemBytes);
-  p.mr = static_cast<int64_t>(kAccumulatorShare * vectorRegs) / kTileRowVectors;
+  // An N narrower than the tile's rows of kTileRowVectors vectors but at
+  // least one vector wide (16 or 24 output channels on 16 lanes: MobileNet's
+  // and EfficientNet's stems and first blocks) gets rows of one vector and
+  // twice as many of them.
+  int64_t rowVectors = kTileRowVectors;
+  if (p.n < p.nr && p.n >= p.lanes && dims.nOuter.empty()) {
+    rowVectors = 1;
+    p.nr = p.lanes;
+  }
+  p.mr = static_cast<int64_t>(kAccumulatorShare * vectorRegs) / rowVectors;
   if (p.mr < 1)
     return skip("the register file cannot hold a register tile");
   // Fewer rows than the register tile (a batch-1 classifier, a
@@ -569,7 +578,7 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
               "{16} N groups (>= {17} tasks){19}, A {20}, {21}{22}, on "
               "level '{18}'",
               op->getName(), p.m, p.n, p.k, unit->name, p.mr, p.nr,
-              p.mr * kTileRowVectors, vectorRegs, p.kc, caches[0]->name, p.mc,
+              p.mr * rowVectors, vectorRegs, p.kc, caches[0]->name, p.mc,
               caches[std::min<size_t>(1, caches.size() - 1)]->name, p.nc,
               caches[std::min<size_t>(p.nParallel ? 1 : 2, caches.size() - 1)]
                   ->name,

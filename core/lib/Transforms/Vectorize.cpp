@@ -69,8 +69,8 @@ static bool hasStridedAccess(affine::AffineForOp loop) {
 /// multiple of `lanes`) into a loop over the largest multiple of `lanes`
 /// and a remainder loop after it, which continues its reductions: a row of
 /// 197 attention scores becomes 192 vectorized and 5 scalar iterations.
-static void peelRemainder(affine::AffineForOp loop, uint64_t trip,
-                          int64_t lanes) {
+static affine::AffineForOp peelRemainder(affine::AffineForOp loop,
+                                         uint64_t trip, int64_t lanes) {
   AffineMap lb = loop.getLowerBoundMap();
   int64_t mainTrip = static_cast<int64_t>(trip) / lanes * lanes;
   AffineMap split = AffineMap::get(lb.getNumDims(), lb.getNumSymbols(),
@@ -85,6 +85,7 @@ static void peelRemainder(affine::AffineForOp loop, uint64_t trip,
        llvm::zip(loop.getResults(), remainder.getResults()))
     result.replaceAllUsesWith(next);
   remainder.getInitsMutable().assign(loop.getResults());
+  return remainder;
 }
 
 namespace {
@@ -128,8 +129,10 @@ public:
           affine::isLoopParallel(loop, &loopReductions))
         toPeel.push_back({loop, lanes});
     });
+    llvm::DenseSet<Operation *> remainders;
     for (auto [loop, lanes] : toPeel) {
-      peelRemainder(loop, *affine::getConstantTripCount(loop), lanes);
+      remainders.insert(
+          peelRemainder(loop, *affine::getConstantTripCount(loop), lanes));
       ++peeled;
     }
 
@@ -150,6 +153,13 @@ public:
       int64_t lanes = getLanes(loop);
       SmallVector<affine::LoopReduction> loopReductions;
       std::optional<uint64_t> trip = affine::getConstantTripCount(loop);
+      // A loop shorter than a vector, or a remainder split off above (72
+      // channels: 64 + 8 on 16 lanes), runs in the widest narrower vector
+      // that divides it (8 lanes, half a register) instead of scalars.
+      while (lanes > 2 && trip && *trip % lanes != 0 &&
+             (*trip < static_cast<uint64_t>(lanes) ||
+              remainders.contains(loop.getOperation())))
+        lanes /= 2;
       if (!lanes || !trip || *trip % lanes != 0 || hasStridedAccess(loop) ||
           !affine::isLoopParallel(loop, &loopReductions)) {
         ++skipped;
