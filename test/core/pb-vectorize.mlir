@@ -113,3 +113,25 @@ func.func @narrow_remainder(%a: memref<72xf32>, %b: memref<4xf32>, %c: memref<3x
   }
   return
 }
+
+// Accesses that step other than one element per iteration along the
+// innermost dimension (a flip, a strided slice) stay scalar: a contiguous
+// vector would read the wrong elements.
+// V4-LABEL: func.func @non_unit_stride
+// V4: affine.for %{{.*}} = 0 to 16 {
+// V4: affine.load %{{.*}}[-%{{.*}} + 15]
+// V4: affine.for %{{.*}} = 0 to 16 {
+// V4: affine.load %{{.*}}[%{{.*}} * 2]
+// V4-NOT: vector.transfer_read
+// V4: return
+func.func @non_unit_stride(%a: memref<16xf32>, %b: memref<32xf32>, %c: memref<16xf32>) {
+  affine.for %i = 0 to 16 {
+    %x = affine.load %a[15 - %i] : memref<16xf32>
+    affine.store %x, %c[%i] : memref<16xf32>
+  }
+  affine.for %i = 0 to 16 {
+    %x = affine.load %b[%i * 2] : memref<32xf32>
+    affine.store %x, %c[%i] : memref<16xf32>
+  }
+  return
+}

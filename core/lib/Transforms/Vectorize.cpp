@@ -8,8 +8,10 @@
 #include "pb/Target/TargetDesc.h"
 #include "pb/Transforms/Passes.h"
 
+#include "mlir/Analysis/FlatLinearValueConstraints.h"
 #include "mlir/Dialect/Affine/Analysis/AffineAnalysis.h"
 #include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
+#include "mlir/Dialect/Affine/IR/AffineValueMap.h"
 #include "mlir/Dialect/Affine/Utils.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -63,6 +65,44 @@ static bool hasStridedAccess(affine::AffineForOp loop) {
                                                       : WalkResult::advance();
       })
       .wasInterrupted();
+}
+
+/// Whether every affine load and store in `loop` that varies with it steps
+/// one element along its innermost dimension per iteration and along no
+/// other: upstream's vectorizer checks only which dimension the loop
+/// indexes, so x[3 - i] (a flip) or x[2 * i] (a strided slice) became
+/// contiguous vectors and read the wrong elements.
+static bool hasUnitStrideAccesses(affine::AffineForOp loop) {
+  Value iv = loop.getInductionVar();
+  return !loop.getBody()
+              ->walk([&](Operation *op) {
+                if (!isa<affine::AffineReadOpInterface,
+                         affine::AffineWriteOpInterface>(op))
+                  return WalkResult::advance();
+                affine::MemRefAccess access(op);
+                affine::AffineValueMap map;
+                access.getAccessMap(&map);
+                auto operands = map.getOperands();
+                auto it = llvm::find(operands, iv);
+                if (it == operands.end())
+                  return WalkResult::advance();
+                unsigned pos = it - operands.begin();
+                AffineMap affineMap = map.getAffineMap();
+                unsigned last = affineMap.getNumResults() - 1;
+                for (unsigned r = 0; r <= last; ++r) {
+                  if (!map.isFunctionOf(r, iv))
+                    continue;
+                  SmallVector<int64_t> flat;
+                  if (r != last ||
+                      failed(getFlattenedAffineExpr(
+                          affineMap.getResult(r), affineMap.getNumDims(),
+                          affineMap.getNumSymbols(), &flat)) ||
+                      flat.size() != operands.size() + 1 || flat[pos] != 1)
+                    return WalkResult::interrupt();
+                }
+                return WalkResult::advance();
+              })
+              .wasInterrupted();
 }
 
 /// Splits `loop` (unit step, one lower bound, `trip` iterations, not a
@@ -161,6 +201,7 @@ public:
               remainders.contains(loop.getOperation())))
         lanes /= 2;
       if (!lanes || !trip || *trip % lanes != 0 || hasStridedAccess(loop) ||
+          !hasUnitStrideAccesses(loop) ||
           !affine::isLoopParallel(loop, &loopReductions)) {
         ++skipped;
         return;
