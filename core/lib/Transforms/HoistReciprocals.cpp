@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 
 namespace mlir::pb {
@@ -66,12 +67,11 @@ public:
         else
           b.setInsertionPointToStart(cast<BlockArgument>(divisor).getOwner());
         Type type = divisor.getType();
-        Type elementType = getElementTypeOrSelf(type);
-        TypedAttr oneAttr = b.getFloatAttr(elementType, 1.0);
-        if (auto shaped = dyn_cast<ShapedType>(type))
-          oneAttr = DenseElementsAttr::get(shaped, oneAttr);
         Location loc = divisor.getLoc();
-        Value one = arith::ConstantOp::create(b, loc, oneAttr);
+        Value one = createScalarOrSplatConstant(
+            b, loc, type,
+            llvm::APFloat::getOne(cast<FloatType>(getElementTypeOrSelf(type))
+                                      .getFloatSemantics()));
         reciprocal =
             arith::DivFOp::create(b, loc, one, divisor, div.getFastmathAttr());
       }

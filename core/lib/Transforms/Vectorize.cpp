@@ -67,39 +67,44 @@ static bool hasStridedAccess(affine::AffineForOp loop) {
       .wasInterrupted();
 }
 
-/// Whether every affine load and store in `loop` that varies with it steps
-/// one element along its innermost dimension per iteration and along no
-/// other: upstream's vectorizer checks only which dimension the loop
-/// indexes, so x[3 - i] (a flip) or x[2 * i] (a strided slice) became
-/// contiguous vectors and read the wrong elements.
+/// Whether `op`, an affine load or store, steps one element along its
+/// innermost dimension per iteration of the loop with induction variable
+/// `iv` and along no other, or does not vary with it at all.
+static bool isUnitStrideAccess(Operation *op, Value iv) {
+  affine::MemRefAccess access(op);
+  affine::AffineValueMap map;
+  access.getAccessMap(&map);
+  ArrayRef<Value> operands = map.getOperands();
+  const Value *it = llvm::find(operands, iv);
+  if (it == operands.end())
+    return true;
+  unsigned pos = it - operands.begin();
+  AffineMap affineMap = map.getAffineMap();
+  unsigned last = affineMap.getNumResults() - 1;
+  for (unsigned r = 0; r < last; ++r)
+    if (map.isFunctionOf(r, iv))
+      return false;
+  if (!map.isFunctionOf(last, iv))
+    return true;
+  SmallVector<int64_t> flat;
+  return succeeded(getFlattenedAffineExpr(affineMap.getResult(last),
+                                          affineMap.getNumDims(),
+                                          affineMap.getNumSymbols(), &flat)) &&
+         flat.size() == operands.size() + 1 && flat[pos] == 1;
+}
+
+/// Whether every affine load and store in `loop` is a unit-stride access:
+/// upstream's vectorizer checks only which dimension the loop indexes, so
+/// x[3 - i] (a flip) or x[2 * i] (a strided slice) became contiguous vectors
+/// and read the wrong elements.
 static bool hasUnitStrideAccesses(affine::AffineForOp loop) {
   Value iv = loop.getInductionVar();
   return !loop.getBody()
               ->walk([&](Operation *op) {
-                if (!isa<affine::AffineReadOpInterface,
-                         affine::AffineWriteOpInterface>(op))
-                  return WalkResult::advance();
-                affine::MemRefAccess access(op);
-                affine::AffineValueMap map;
-                access.getAccessMap(&map);
-                auto operands = map.getOperands();
-                auto it = llvm::find(operands, iv);
-                if (it == operands.end())
-                  return WalkResult::advance();
-                unsigned pos = it - operands.begin();
-                AffineMap affineMap = map.getAffineMap();
-                unsigned last = affineMap.getNumResults() - 1;
-                for (unsigned r = 0; r <= last; ++r) {
-                  if (!map.isFunctionOf(r, iv))
-                    continue;
-                  SmallVector<int64_t> flat;
-                  if (r != last ||
-                      failed(getFlattenedAffineExpr(
-                          affineMap.getResult(r), affineMap.getNumDims(),
-                          affineMap.getNumSymbols(), &flat)) ||
-                      flat.size() != operands.size() + 1 || flat[pos] != 1)
-                    return WalkResult::interrupt();
-                }
+                if (isa<affine::AffineReadOpInterface,
+                        affine::AffineWriteOpInterface>(op) &&
+                    !isUnitStrideAccess(op, iv))
+                  return WalkResult::interrupt();
                 return WalkResult::advance();
               })
               .wasInterrupted();
