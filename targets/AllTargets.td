@@ -35,4 +35,5 @@ include "amd/GFX942.td"
 // CPU.
 include "cpu/X86_64_V3.td"
 include "cpu/X86_64_V4.td"
+include "cpu/SapphireRapids.td"
 include "cpu/CpuHost.td"

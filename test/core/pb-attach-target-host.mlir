@@ -1,4 +1,4 @@
 // RUN: pb-opt --target=cpu-host %s | FileCheck %s
 // cpu-host resolves to a concrete x86 chip of the running machine.
-// CHECK: module attributes {pb.target = #pb.target<"cpu-x86-64-v{{[34]}}">}
+// CHECK: module attributes {pb.target = #pb.target<"cpu-{{x86-64-v[34]|sapphire-rapids}}">}
 func.func @f() { return }

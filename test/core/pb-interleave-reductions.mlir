@@ -1,10 +1,12 @@
 // RUN: pb-opt --pass-pipeline="builtin.module(pb-attach-target{target=cpu-x86-64-v3},func.func(pb-interleave-reductions))" %s | FileCheck %s --check-prefix=V3
 // RUN: pb-opt --pass-pipeline="builtin.module(pb-attach-target{target=cpu-x86-64-v4},func.func(pb-interleave-reductions))" %s | FileCheck %s --check-prefix=V4
+// RUN: pb-opt --pass-pipeline="builtin.module(pb-attach-target{target=cpu-sapphire-rapids},func.func(pb-interleave-reductions))" %s | FileCheck %s --check-prefix=SPR
 // RUN: pb-opt --pass-pipeline="builtin.module(pb-attach-target{target=nvidia-sm90},func.func(pb-interleave-reductions))" %s | FileCheck %s --check-prefix=SM90
 
 // A row's vector max: one accumulator waits for the previous compare and
 // select. x86-64-v3 keeps 8 chains in flight (FMA latency 4 x 2 vector
-// operations per cycle), x86-64-v4's reference core 4 (latency 4 x 1): the
+// operations per cycle), x86-64-v4's reference core 4 (latency 4 x 1),
+// cpu-sapphire-rapids 8 again (two 512-bit FMA units): the
 // loop carries that many partial maxima, the first from the loop's init,
 // the others from maxnumf's identity (NaN), combined in a tree after it.
 // Its horizontal max is a tree of halvings. A GPU thread has no vector
@@ -35,6 +37,10 @@
 // V4: %{{.*}}:4 = affine.for %{{.*}} = 0 to 1024 step 32 iter_args
 // V4-COUNT-4: arith.maxnumf {{.*}} : vector<8xf32>
 // V4: affine.yield
+// SPR-LABEL: func.func @row_max
+// SPR: %{{.*}}:8 = affine.for %{{.*}} = 0 to 1024 step 64 iter_args
+// SPR-COUNT-8: arith.maxnumf {{.*}} : vector<8xf32>
+// SPR: affine.yield
 // SM90-LABEL: func.func @row_max
 // SM90: affine.for %{{.*}} = 0 to 1024 step 8 iter_args(%{{.*}} = %{{.*}}) -> (vector<8xf32>)
 // SM90: vector.shuffle

@@ -29,6 +29,18 @@
 // packed whole before the M blocks run.
 // EXPLAIN: matrix units: linalg.generic MxNxK 64x32x48 {{.*}} A packed through a table of K offsets, all K blocks per task, B packed whole along its rows
 // CHECK: OK narrow: 2048 values match the reference
+//
+// @short_m_nhwc: a 1x1 convolution over 28 x 28 channels-last pixels whose
+// filter fits the per-core cache. Eight M blocks of 98 rows would be shorter
+// than kMinDirectTiles register tiles: the NC blocks are the tasks (one
+// fork, each task packing its own filters), as for filters that do not fit.
+// EXPLAIN: matrix units: linalg.generic MxNxK 784x128x128 {{.*}} the NC blocks as the tasks, A read in place, all K blocks per task, B packed whole along its rows
+// CHECK: OK short_m_nhwc: 100352 values match the reference
+//
+// @tall_m_nhwc: the same over 56 x 56 pixels: M blocks of 392 rows are
+// the tasks, after the filter is packed whole.
+// EXPLAIN: matrix units: linalg.generic MxNxK 3136x128x128 {{.*}} 8 M blocks x 1 N groups (>= 8 tasks), A read in place, all K blocks per task, B packed whole along its rows
+// CHECK: OK tall_m_nhwc: 401408 values match the reference
 
 func.func @wide(%x: tensor<1x300x6x6xf32>, %w: tensor<32x300x3x3xf32>)
     -> tensor<1x32x4x4xf32> {
@@ -73,4 +85,41 @@ func.func @narrow(%x: tensor<1x16x10x10xf32>, %w: tensor<32x16x3x3xf32>)
        ins(%x, %w : tensor<1x16x10x10xf32>, tensor<32x16x3x3xf32>)
        outs(%o : tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32>
   return %r : tensor<1x32x8x8xf32>
+}
+
+#in1 = affine_map<(n, oh, ow, f, kh, kw, c) -> (n, oh + kh, ow + kw, c)>
+func.func @short_m_nhwc(%x: tensor<1x28x28x128xf32>, %w: tensor<128x128x1x1xf32>)
+    -> tensor<1x28x28x128xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x28x28x128xf32>
+  %o = linalg.fill ins(%z : f32) outs(%e : tensor<1x28x28x128xf32>) -> tensor<1x28x28x128xf32>
+  %r = linalg.generic {indexing_maps = [#in1, #fchw, #out],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                                         "reduction", "reduction", "reduction"]}
+       ins(%x, %w : tensor<1x28x28x128xf32>, tensor<128x128x1x1xf32>)
+       outs(%o : tensor<1x28x28x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x28x28x128xf32>
+  return %r : tensor<1x28x28x128xf32>
+}
+
+func.func @tall_m_nhwc(%x: tensor<1x56x56x128xf32>, %w: tensor<128x128x1x1xf32>)
+    -> tensor<1x56x56x128xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x56x56x128xf32>
+  %o = linalg.fill ins(%z : f32) outs(%e : tensor<1x56x56x128xf32>) -> tensor<1x56x56x128xf32>
+  %r = linalg.generic {indexing_maps = [#in1, #fchw, #out],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                                         "reduction", "reduction", "reduction"]}
+       ins(%x, %w : tensor<1x56x56x128xf32>, tensor<128x128x1x1xf32>)
+       outs(%o : tensor<1x56x56x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x56x56x128xf32>
+  return %r : tensor<1x56x56x128xf32>
 }
