@@ -495,9 +495,8 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   p.allK = kTotal * ncPanels * p.nr * elemBytes <= budget(1);
   p.packWhole = isPackedWhole(op, dims, p);
   if (p.packWhole && p.directA &&
-      (!p.allK ||
-       static_cast<int64_t>(llvm::divideCeil(p.m, kMinParallelBlocks)) <
-           kMinDirectTiles * p.mr)) {
+      (!p.allK || static_cast<int64_t>(llvm::divideCeil(
+                      p.m, kMinParallelBlocks)) < kMinDirectTiles * p.mr)) {
     // N-parallel: NC as wide as the per-core cache holds all of K for, and
     // narrow enough for kMinParallelBlocks tasks. Not with a packed A: each
     // task would pack all of it again (DenseNet's 1x1 convolutions over
