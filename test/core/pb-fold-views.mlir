@@ -70,3 +70,26 @@ func.func @view_used_by_linalg(%buf: memref<32xf32>, %out: memref<4x8xf32>) {
   linalg.fill ins(%z : f32) outs(%e : memref<4x8xf32>)
   return
 }
+
+// -----
+
+// A head split (expand_shape) of a strided column block (subview) of a
+// QKV projection: the expansion splits the block's logical indices whatever
+// its layout, then the subview folds into the projection.
+// CHECK-LABEL: func.func @expand_of_strided_subview
+// CHECK-NOT: memref.subview
+// CHECK-NOT: memref.expand_shape
+// CHECK: affine.load %{{.*}}[%[[S:.*]], %[[H:.*]] * 4 + %[[D:.*]] + 8] : memref<2x24xf32>
+func.func @expand_of_strided_subview(%qkv: memref<2x24xf32>, %k: memref<2x2x4xf32>) {
+  %s = memref.subview %qkv[0, 8] [2, 8] [1, 1] : memref<2x24xf32> to memref<2x8xf32, strided<[24, 1], offset: 8>>
+  %e = memref.expand_shape %s [[0], [1, 2]] output_shape [2, 2, 4] : memref<2x8xf32, strided<[24, 1], offset: 8>> into memref<2x2x4xf32, strided<[24, 4, 1], offset: 8>>
+  affine.for %i = 0 to 2 {
+    affine.for %h = 0 to 2 {
+      affine.for %d = 0 to 4 {
+        %v = affine.load %e[%i, %h, %d] : memref<2x2x4xf32, strided<[24, 4, 1], offset: 8>>
+        affine.store %v, %k[%i, %h, %d] : memref<2x2x4xf32>
+      }
+    }
+  }
+  return
+}

@@ -135,3 +135,50 @@ func.func @non_unit_stride(%a: memref<16xf32>, %b: memref<32xf32>, %c: memref<16
   }
   return
 }
+
+// A causal mask built from the loop indices (column - row <= 0): the
+// column index, read as a value, becomes a vector of consecutive indices
+// (broadcast + [0, 1, ..., 15]) and the loop is vectorized. In a loop that
+// stays scalar (its accesses step by two), the cast of its index is left.
+// V4-LABEL: func.func @index_as_value
+// V4-NOT: memref.alloca
+// V4: affine.for %[[I:.*]] = 0 to 4 {
+// V4: affine.for %[[J:.*]] = 0 to 32 step 16 {
+// V4: %[[X:.*]] = vector.transfer_read
+// V4: %[[JC:.*]] = arith.index_cast %[[J]] : index to i64
+// V4: %[[JV:.*]] = vector.broadcast %[[JC]] : i64 to vector<16xi64>
+// V4: %[[STEPS:.*]] = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : vector<16xi64>
+// V4: %[[COLS:.*]] = arith.addi %[[JV]], %[[STEPS]] : vector<16xi64>
+// V4: arith.subi %[[COLS]], %{{.*}} : vector<16xi64>
+// V4: arith.select %{{.*}} : vector<16xi1>, vector<16xf32>
+// V4: vector.transfer_write
+// V4: affine.for %[[K:.*]] = 0 to 16 {
+// V4: affine.load %{{.*}}[%[[K]] * 2]
+// V4: arith.index_cast %[[K]] : index to i64
+// V4: return
+func.func @index_as_value(%s: memref<4x32xf32>, %o: memref<4x32xf32>,
+                          %b: memref<32xf32>, %c: memref<16xf32>) {
+  %zero = arith.constant 0 : i64
+  %ninf = arith.constant 0xFF800000 : f32
+  %fzero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 4 {
+    affine.for %j = 0 to 32 {
+      %x = affine.load %s[%i, %j] : memref<4x32xf32>
+      %row = arith.index_cast %i : index to i64
+      %col = arith.index_cast %j : index to i64
+      %d = arith.subi %col, %row : i64
+      %keep = arith.cmpi sle, %d, %zero : i64
+      %m = arith.select %keep, %fzero, %ninf : f32
+      %y = arith.addf %x, %m : f32
+      affine.store %y, %o[%i, %j] : memref<4x32xf32>
+    }
+  }
+  affine.for %k = 0 to 16 {
+    %x = affine.load %b[%k * 2] : memref<32xf32>
+    %kc = arith.index_cast %k : index to i64
+    %kf = arith.sitofp %kc : i64 to f32
+    %y = arith.addf %x, %kf : f32
+    affine.store %y, %c[%k] : memref<16xf32>
+  }
+  return
+}

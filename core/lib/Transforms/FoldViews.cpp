@@ -54,9 +54,11 @@ FailureOr<Value> mlir::pb::foldViewIndices(Operation *view,
     return subview.getSource();
   }
   if (auto expand = dyn_cast<memref::ExpandShapeOp>(view)) {
+    // An expansion splits logical indices whatever its source's layout: the
+    // head split of a strided column block of a QKV projection folds into
+    // that block's indices, and its subview then into the projection.
     MemRefType result = expand.getResultType();
-    if (!result.hasStaticShape() ||
-        !expand.getSrcType().getLayout().isIdentity())
+    if (!result.hasStaticShape())
       return failure();
     SmallVector<AffineExpr> source;
     for (ReassociationIndices group : expand.getReassociationIndices()) {

@@ -13,6 +13,8 @@
 #include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineValueMap.h"
 #include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <map>
@@ -133,6 +135,100 @@ static affine::AffineForOp peelRemainder(affine::AffineForOp loop,
   return remainder;
 }
 
+/// Stands in for `arith.index_cast %iv` while the upstream vectorizer runs:
+/// it does not vectorize an operation that reads a loop's induction variable
+/// as a value, so a causal mask built from the row and column indices (col -
+/// row <= 0) kept its loop scalar. Each such cast in an innermost loop with
+/// constant bounds becomes a load from `buffer[iv]`, an uninitialized
+/// placeholder that the vectorizer treats as any other contiguous load;
+/// restoreIndexCasts replaces every load of it with the index values it
+/// stands for before the pass ends, and erases it.
+struct IndexPlaceholder {
+  Value buffer;
+  Type type;
+};
+
+static SmallVector<IndexPlaceholder> replaceIndexCasts(func::FuncOp func) {
+  SmallVector<IndexPlaceholder> placeholders;
+  SmallVector<arith::IndexCastOp> casts;
+  func.walk([&](arith::IndexCastOp cast) {
+    auto iv = dyn_cast<BlockArgument>(cast.getIn());
+    auto loop = iv ? dyn_cast<affine::AffineForOp>(iv.getOwner()->getParentOp())
+                   : affine::AffineForOp();
+    if (loop && loop.getInductionVar() == iv &&
+        isa<IntegerType>(cast.getType()) &&
+        loop.getBody()->getOps<affine::AffineForOp>().empty() &&
+        loop.hasConstantBounds() && loop.getConstantLowerBound() >= 0 &&
+        loop.getConstantUpperBound() > loop.getConstantLowerBound() &&
+        cast->getParentOp() == loop.getOperation())
+      casts.push_back(cast);
+  });
+  OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
+  for (arith::IndexCastOp cast : casts) {
+    auto loop = cast->getParentOfType<affine::AffineForOp>();
+    auto type = MemRefType::get({loop.getConstantUpperBound()}, cast.getType());
+    Value buffer = memref::AllocaOp::create(b, cast.getLoc(), type);
+    placeholders.push_back({buffer, cast.getType()});
+    OpBuilder at(cast);
+    Value load = affine::AffineLoadOp::create(at, cast.getLoc(), buffer,
+                                              ValueRange{cast.getIn()});
+    cast.getResult().replaceAllUsesWith(load);
+    cast.erase();
+  }
+  return placeholders;
+}
+
+/// Replaces every access to the placeholders of replaceIndexCasts with the
+/// index values they stand for: a scalar load of `buffer[map(ivs)]` with
+/// index_cast(map(ivs)), a vector read from `buffer[i]` with
+/// broadcast(index_cast(i)) + [0, 1, ..., lanes - 1]. Returns how many
+/// vector reads there were.
+static FailureOr<unsigned>
+restoreIndexCasts(ArrayRef<IndexPlaceholder> placeholders) {
+  unsigned vectors = 0;
+  for (const IndexPlaceholder &placeholder : placeholders) {
+    for (Operation *user :
+         llvm::make_early_inc_range(placeholder.buffer.getUsers())) {
+      OpBuilder b(user);
+      Location loc = user->getLoc();
+      Value value;
+      if (auto load = dyn_cast<affine::AffineLoadOp>(user)) {
+        AffineMap map = load.getAffineMap();
+        Value index = map.isIdentity() ? load.getMapOperands().front()
+                                       : affine::AffineApplyOp::create(
+                                             b, loc, map, load.getMapOperands())
+                                             .getResult();
+        value = arith::IndexCastOp::create(b, loc, placeholder.type, index);
+      } else if (auto read = dyn_cast<vector::TransferReadOp>(user)) {
+        VectorType vectorType = read.getVectorType();
+        if (vectorType.getRank() != 1 ||
+            !read.getPermutationMap().isMinorIdentity())
+          return user->emitError(
+              "pb-vectorize: unexpected vector read of a loop index");
+        int64_t lanes = vectorType.getNumElements();
+        unsigned bits = placeholder.type.getIntOrFloatBitWidth();
+        SmallVector<APInt> steps;
+        for (int64_t lane = 0; lane < lanes; ++lane)
+          steps.push_back(APInt(bits, lane));
+        Value first = arith::IndexCastOp::create(b, loc, placeholder.type,
+                                                 read.getIndices().front());
+        Value splat = vector::BroadcastOp::create(b, loc, vectorType, first);
+        Value offsets = arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(vectorType, steps));
+        value = arith::AddIOp::create(b, loc, splat, offsets);
+        ++vectors;
+      } else {
+        return user->emitError(
+            "pb-vectorize: unexpected access to a loop index");
+      }
+      user->getResult(0).replaceAllUsesWith(value);
+      user->erase();
+    }
+    placeholder.buffer.getDefiningOp()->erase();
+  }
+  return vectors;
+}
+
 namespace {
 class PBVectorizePass : public pb::impl::PBVectorizePassBase<PBVectorizePass> {
 public:
@@ -155,6 +251,7 @@ public:
     auto isInnermost = [](affine::AffineForOp loop) {
       return loop.getBody()->getOps<affine::AffineForOp>().empty();
     };
+    SmallVector<IndexPlaceholder> indexPlaceholders = replaceIndexCasts(func);
 
     // Innermost loops whose trip count is not a multiple of the lanes but
     // holds at least one vector of them lose their remainder to a scalar
@@ -216,8 +313,11 @@ public:
       if (!loopReductions.empty())
         reductions[loop] = loopReductions;
     });
-    if (loopsByLanes.empty())
+    if (loopsByLanes.empty()) {
+      if (failed(restoreIndexCasts(indexPlaceholders)))
+        signalPassFailure();
       return;
+    }
     // The transfers the vectorizer makes are in bounds: each covers `lanes`
     // consecutive elements of a loop whose trip count is a multiple of
     // `lanes` and whose scalar accesses were in bounds. Left unmarked, S4's
@@ -245,14 +345,19 @@ public:
                         OpBuilder(transfer).getBoolArrayAttr(inBounds));
       ++marked;
     });
+    FailureOr<unsigned> indexVectors = restoreIndexCasts(indexPlaceholders);
+    if (failed(indexVectors))
+      return signalPassFailure();
     explain(func,
             llvm::formatv("vectorize: {0}-bit vectors ({1}); {2} innermost "
                           "loops proven parallel with a trip count multiple "
                           "of their lanes ({3}; lanes = vector width over the "
                           "narrowest element), {4} left scalar ({5} of them "
-                          "remainders split off); {6} transfers in bounds",
+                          "remainders split off); {6} transfers in bounds; "
+                          "{7} loop indices read as values made vectors of "
+                          "consecutive indices",
                           chip->vectorWidthBits, chip->name, vectorized,
-                          lanesUsed, skipped, peeled, marked));
+                          lanesUsed, skipped, peeled, marked, *indexVectors));
   }
 };
 } // namespace

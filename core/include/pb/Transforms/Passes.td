@@ -730,6 +730,8 @@ def PBVectorizePass : Pass<"pb-vectorize", "func::FuncOp"> {
     reductions too.
   }];
   let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
                            "::mlir::vector::VectorDialect"];
 }
 
