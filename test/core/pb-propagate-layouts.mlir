@@ -171,13 +171,16 @@ func.func @se_reshapes(%conv: tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32> {
 
 // The activation of @se_reshapes, read through an expand_shape that adds a
 // unit dimension which only the reduction's loop `g` indexes (a batch-8
-// squeeze-excitation mean in this form): reading the activation directly
-// would drop `g` from every operand (an invalid generic), so the
-// activation keeps its layout and the reshape stays.
+// squeeze-excitation mean in this form), as does `u` once the activation's
+// own unit dimension is read as a constant 0: reading the activation
+// directly would drop both loops from every operand (an invalid generic),
+// so the activation is produced channels-last and the reduction reads it
+// with two trailing unit dimensions indexed by `g` and `u`.
+// CHECK: #[[READ:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, 0, d4, d5, d1, d2, d3)>
 // CHECK-LABEL: func.func @unit_loop_only_in_reshape
-// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<2x8x1x4x4xf32>)
-// CHECK: tensor.expand_shape
-// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<2x8x1x1x4x4xf32>)
+// CHECK: %[[ACT:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x1x4x4x8xf32>)
+// CHECK: %[[UNITS:.*]] = tensor.expand_shape %[[ACT]] {{\[\[}}0], [1], [2], [3], [4, 5, 6]] output_shape [2, 1, 4, 4, 8, 1, 1]
+// CHECK: linalg.generic {indexing_maps = [#[[READ]], #{{.*}}], {{.*}} ins(%[[UNITS]] : tensor<2x1x4x4x8x1x1xf32>)
 func.func @unit_loop_only_in_reshape(%conv: tensor<2x4x4x8xf32>) -> tensor<2x8xf32> {
   %z = arith.constant 0.0 : f32
   %xe = tensor.expand_shape %conv [[0], [1, 2], [3], [4]] output_shape [2, 1, 4, 4, 8] : tensor<2x4x4x8xf32> into tensor<2x1x4x4x8xf32>

@@ -57,6 +57,11 @@ struct PadChain {
 struct ReshapedInput {
   OpOperand *use;
   SmallVector<int64_t> toInput;
+  /// The operand's unit dimensions (added by the reshapes) whose loops no
+  /// other operand bounds: the new value is read with as many trailing unit
+  /// dimensions, indexed by them, so that those loops keep their range (the
+  /// mean over a squeeze-excitation block's pixels, through a 7-d view).
+  SmallVector<unsigned> unboundUnits;
 };
 
 /// Everything that reads a value whose layout changes.
@@ -171,16 +176,20 @@ static bool collectReshapedUses(Operation *reshape,
         return false;
       // Reading the value directly drops the operand's dimensions that the
       // reshapes added; a loop that indexes one of them and nothing else
-      // would be left without an operand to bound it: an invalid generic
-      // (mobilenet_v3_large and efficientnet_b0 at batch 8).
+      // would be left without an operand to bound it (an invalid generic:
+      // mobilenet_v3_large and efficientnet_b0 at batch 8), so such
+      // dimensions stay, as trailing unit dimensions of the new value.
       AffineMap map = generic.getMatchingIndexingMap(&use);
       llvm::SmallBitVector kept(map.getNumResults());
       for (int64_t d : toReshaped)
         if (d >= 0)
           kept.set(d);
+      SmallVector<unsigned> unboundUnits;
       for (unsigned r = 0, e = map.getNumResults(); r < e; ++r) {
         auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
-        if (kept.test(r) || !dim)
+        if (kept.test(r))
+          continue;
+        if (!dim)
           continue;
         bool boundElsewhere = false;
         for (OpOperand &other : generic->getOpOperands()) {
@@ -193,9 +202,10 @@ static bool collectReshapedUses(Operation *reshape,
           boundElsewhere |=
               r2 != r && kept.test(r2) && map.getResult(r2) == dim;
         if (!boundElsewhere)
-          return false;
+          unboundUnits.push_back(r);
       }
-      uses.reshapedInputs.push_back({&use, llvm::to_vector(toReshaped)});
+      uses.reshapedInputs.push_back(
+          {&use, llvm::to_vector(toReshaped), std::move(unboundUnits)});
       continue;
     }
     std::optional<SmallVector<int64_t>> next = getUnitReshapeMap(user);
@@ -316,11 +326,31 @@ static void rewriteUses(RewriterBase &rewriter, Value oldValue, Value newValue,
       results.push_back(input.toInput[old] < 0
                             ? getAffineConstantExpr(0, map.getContext())
                             : map.getResult(input.toInput[old]));
+    Value read = newValue;
+    if (!input.unboundUnits.empty()) {
+      // newValue with trailing unit dimensions for the loops only the
+      // reshapes' unit dimensions bounded.
+      auto type = cast<RankedTensorType>(newValue.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      SmallVector<ReassociationIndices> groups;
+      for (int64_t d = 0, e = type.getRank(); d < e; ++d)
+        groups.push_back({d});
+      for (unsigned r : input.unboundUnits) {
+        groups.back().push_back(static_cast<int64_t>(shape.size()));
+        shape.push_back(1);
+        results.push_back(map.getResult(r));
+      }
+      rewriter.setInsertionPoint(generic);
+      read = tensor::ExpandShapeOp::create(
+          rewriter, generic.getLoc(),
+          RankedTensorType::get(shape, type.getElementType()), newValue,
+          groups);
+    }
     maps[input.use->getOperandNumber()] = AffineMap::get(
         map.getNumDims(), map.getNumSymbols(), results, map.getContext());
     rewriter.modifyOpInPlace(generic, [&]() {
       generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
-      input.use->set(newValue);
+      input.use->set(read);
     });
   }
   // The reshapes of `oldValue` have no users left: erased (users first)
