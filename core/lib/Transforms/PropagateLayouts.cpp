@@ -187,9 +187,7 @@ static bool collectReshapedUses(Operation *reshape,
       SmallVector<unsigned> unboundUnits;
       for (unsigned r = 0, e = map.getNumResults(); r < e; ++r) {
         auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
-        if (kept.test(r))
-          continue;
-        if (!dim)
+        if (kept.test(r) || !dim)
           continue;
         bool boundElsewhere = false;
         for (OpOperand &other : generic->getOpOperands()) {
