@@ -66,7 +66,7 @@ def SapphireRapids_L3 : PBMemoryLevel<"l3", Cache, Socket> {
   let LineBytes = 64;
 }
 def SapphireRapids_DRAM : PBMemoryLevel<"dram", MainMemory, Socket> {
-  // Placeholder (pb-tblgen requires > 0): the real size is only known at
+  // Assumed (pb-tblgen requires > 0): the real size is only known at
   // run time; 8 channels x one 64 GiB DIMM is assumed.
   let CapacityBytes = 549755813888;
   // Derived: 307.2 GB/s / 56 cores [ARK]

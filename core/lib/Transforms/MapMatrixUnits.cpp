@@ -494,9 +494,10 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
     kTotal *= ranges[d];
   p.allK = kTotal * ncPanels * p.nr * elemBytes <= budget(1);
   p.packWhole = isPackedWhole(op, dims, p);
+  // M's rows per task when it is split into kMinParallelBlocks blocks.
+  int64_t mcParallel = llvm::divideCeil(p.m, kMinParallelBlocks);
   if (p.packWhole && p.directA &&
-      (!p.allK || static_cast<int64_t>(llvm::divideCeil(
-                      p.m, kMinParallelBlocks)) < kMinDirectTiles * p.mr)) {
+      (!p.allK || mcParallel < kMinDirectTiles * p.mr)) {
     // N-parallel: NC as wide as the per-core cache holds all of K for, and
     // narrow enough for kMinParallelBlocks tasks. Not with a packed A: each
     // task would pack all of it again (DenseNet's 1x1 convolutions over
@@ -528,8 +529,7 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
   // convolutions at batch 8 ran 2% slower with 3 + 3 + 3 + 1 panels).
   // N-parallel tasks run all of M: every M block reads the packed B again.
   int64_t mcCache = std::max<int64_t>(p.mr, budget(1) / (p.kc * elemBytes));
-  int64_t mcWanted =
-      std::min<int64_t>(mcCache, llvm::divideCeil(p.m, kMinParallelBlocks));
+  int64_t mcWanted = std::min(mcCache, mcParallel);
   int64_t nPanels = llvm::divideCeil(std::min(p.nc, p.n), p.nr);
   if (p.directA && nPanels >= 2 * kMinParallelBlocks) {
     int64_t tall =

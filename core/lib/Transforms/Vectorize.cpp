@@ -139,18 +139,13 @@ static affine::AffineForOp peelRemainder(affine::AffineForOp loop,
 /// it does not vectorize an operation that reads a loop's induction variable
 /// as a value, so a causal mask built from the row and column indices (col -
 /// row <= 0) kept its loop scalar. Each such cast in an innermost loop with
-/// constant bounds becomes a load from `buffer[iv]`, an uninitialized
-/// placeholder that the vectorizer treats as any other contiguous load;
-/// restoreIndexCasts replaces every load of it with the index values it
-/// stands for before the pass ends, and erases it.
-struct IndexPlaceholder {
-  Value buffer;
-  Type type;
-};
-
-static SmallVector<IndexPlaceholder> replaceIndexCasts(func::FuncOp func) {
-  SmallVector<IndexPlaceholder> placeholders;
-  SmallVector<arith::IndexCastOp> casts;
+/// constant bounds becomes a load from `buffer[iv]` of a stand-in buffer
+/// (never written, never lowered) that the vectorizer treats as any other
+/// contiguous load; restoreIndexCasts replaces every load of it with the
+/// index values it stands for before the pass ends, and erases it. Returns
+/// the stand-in buffers.
+static SmallVector<memref::AllocaOp> replaceIndexCasts(func::FuncOp func) {
+  SmallVector<std::pair<arith::IndexCastOp, affine::AffineForOp>> casts;
   func.walk([&](arith::IndexCastOp cast) {
     auto iv = dyn_cast<BlockArgument>(cast.getIn());
     auto loop = iv ? dyn_cast<affine::AffineForOp>(iv.getOwner()->getParentOp())
@@ -161,34 +156,34 @@ static SmallVector<IndexPlaceholder> replaceIndexCasts(func::FuncOp func) {
         loop.hasConstantBounds() && loop.getConstantLowerBound() >= 0 &&
         loop.getConstantUpperBound() > loop.getConstantLowerBound() &&
         cast->getParentOp() == loop.getOperation())
-      casts.push_back(cast);
+      casts.push_back({cast, loop});
   });
+  SmallVector<memref::AllocaOp> buffers;
   OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
-  for (arith::IndexCastOp cast : casts) {
-    auto loop = cast->getParentOfType<affine::AffineForOp>();
+  for (auto [cast, loop] : casts) {
     auto type = MemRefType::get({loop.getConstantUpperBound()}, cast.getType());
-    Value buffer = memref::AllocaOp::create(b, cast.getLoc(), type);
-    placeholders.push_back({buffer, cast.getType()});
+    auto buffer = memref::AllocaOp::create(b, cast.getLoc(), type);
+    buffers.push_back(buffer);
     OpBuilder at(cast);
     Value load = affine::AffineLoadOp::create(at, cast.getLoc(), buffer,
                                               ValueRange{cast.getIn()});
     cast.getResult().replaceAllUsesWith(load);
     cast.erase();
   }
-  return placeholders;
+  return buffers;
 }
 
-/// Replaces every access to the placeholders of replaceIndexCasts with the
-/// index values they stand for: a scalar load of `buffer[map(ivs)]` with
+/// Replaces every access to the stand-in buffers of replaceIndexCasts with
+/// the index values they stand for: a scalar load of `buffer[map(ivs)]` with
 /// index_cast(map(ivs)), a vector read from `buffer[i]` with
 /// broadcast(index_cast(i)) + [0, 1, ..., lanes - 1]. Returns how many
 /// vector reads there were.
 static FailureOr<unsigned>
-restoreIndexCasts(ArrayRef<IndexPlaceholder> placeholders) {
+restoreIndexCasts(ArrayRef<memref::AllocaOp> buffers) {
   unsigned vectors = 0;
-  for (const IndexPlaceholder &placeholder : placeholders) {
-    for (Operation *user :
-         llvm::make_early_inc_range(placeholder.buffer.getUsers())) {
+  for (memref::AllocaOp buffer : buffers) {
+    Type type = buffer.getType().getElementType();
+    for (Operation *user : llvm::make_early_inc_range(buffer->getUsers())) {
       OpBuilder b(user);
       Location loc = user->getLoc();
       Value value;
@@ -198,20 +193,19 @@ restoreIndexCasts(ArrayRef<IndexPlaceholder> placeholders) {
                                        : affine::AffineApplyOp::create(
                                              b, loc, map, load.getMapOperands())
                                              .getResult();
-        value = arith::IndexCastOp::create(b, loc, placeholder.type, index);
+        value = arith::IndexCastOp::create(b, loc, type, index);
       } else if (auto read = dyn_cast<vector::TransferReadOp>(user)) {
         VectorType vectorType = read.getVectorType();
         if (vectorType.getRank() != 1 ||
             !read.getPermutationMap().isMinorIdentity())
           return user->emitError(
               "pb-vectorize: unexpected vector read of a loop index");
-        int64_t lanes = vectorType.getNumElements();
-        unsigned bits = placeholder.type.getIntOrFloatBitWidth();
         SmallVector<APInt> steps;
-        for (int64_t lane = 0; lane < lanes; ++lane)
-          steps.push_back(APInt(bits, lane));
-        Value first = arith::IndexCastOp::create(b, loc, placeholder.type,
-                                                 read.getIndices().front());
+        for (int64_t lane = 0, e = vectorType.getNumElements(); lane < e;
+             ++lane)
+          steps.push_back(APInt(type.getIntOrFloatBitWidth(), lane));
+        Value first =
+            arith::IndexCastOp::create(b, loc, type, read.getIndices().front());
         Value splat = vector::BroadcastOp::create(b, loc, vectorType, first);
         Value offsets = arith::ConstantOp::create(
             b, loc, DenseElementsAttr::get(vectorType, steps));
@@ -224,7 +218,7 @@ restoreIndexCasts(ArrayRef<IndexPlaceholder> placeholders) {
       user->getResult(0).replaceAllUsesWith(value);
       user->erase();
     }
-    placeholder.buffer.getDefiningOp()->erase();
+    buffer->erase();
   }
   return vectors;
 }
@@ -251,7 +245,7 @@ public:
     auto isInnermost = [](affine::AffineForOp loop) {
       return loop.getBody()->getOps<affine::AffineForOp>().empty();
     };
-    SmallVector<IndexPlaceholder> indexPlaceholders = replaceIndexCasts(func);
+    SmallVector<memref::AllocaOp> indexBuffers = replaceIndexCasts(func);
 
     // Innermost loops whose trip count is not a multiple of the lanes but
     // holds at least one vector of them lose their remainder to a scalar
@@ -314,7 +308,7 @@ public:
         reductions[loop] = loopReductions;
     });
     if (loopsByLanes.empty()) {
-      if (failed(restoreIndexCasts(indexPlaceholders)))
+      if (failed(restoreIndexCasts(indexBuffers)))
         signalPassFailure();
       return;
     }
@@ -345,7 +339,7 @@ public:
                         OpBuilder(transfer).getBoolArrayAttr(inBounds));
       ++marked;
     });
-    FailureOr<unsigned> indexVectors = restoreIndexCasts(indexPlaceholders);
+    FailureOr<unsigned> indexVectors = restoreIndexCasts(indexBuffers);
     if (failed(indexVectors))
       return signalPassFailure();
     explain(func,
