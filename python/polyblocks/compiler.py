@@ -67,6 +67,8 @@ _OPTION_KEYS = {
     "allow-tf32-convolutions": "allow-tf32-convolutions",
     "warpgroup_units": "warpgroup-units",
     "warpgroup-units": "warpgroup-units",
+    "pack_constants": "pack-constants",
+    "pack-constants": "pack-constants",
     "pipeline": "pipeline",
     "reduce_reduce_fusion": "reduce-reduce-fusion",
     "reduce-reduce-fusion": "reduce-reduce-fusion",

@@ -110,6 +110,8 @@ static pb_status *parseOptions(const char *text, CompileOptions &options) {
       status = boolValue(options.pipeline.allowTF32Convolutions);
     else if (key == "warpgroup-units")
       status = boolValue(options.pipeline.warpgroupUnits);
+    else if (key == "pack-constants")
+      status = boolValue(options.pipeline.packConstants);
     else if (key == "pipeline" &&
              (value == "optimized" || value == "reference"))
       options.reference = value == "reference";
@@ -124,7 +126,7 @@ static pb_status *parseOptions(const char *text, CompileOptions &options) {
                               "'; known: fusion=0|1, reduce-reduce-fusion=0|1, "
                               "matrix-units=0|1, "
                               "allow-tf32=0|1, allow-tf32-convolutions=0|1, "
-                              "warpgroup-units=0|1, "
+                              "warpgroup-units=0|1, pack-constants=0|1, "
                               "pipeline=optimized|reference");
     if (status)
       return status;

@@ -1,7 +1,7 @@
-// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm80},func.func(pb-map-matrix-units))' | FileCheck %s
-// RUN: pb-opt %s --split-input-file --pb-explain --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm80},func.func(pb-map-matrix-units))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
-// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm80},func.func(pb-map-matrix-units{allow-tf32=1}))' | FileCheck %s --check-prefix=TF32
-// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm80},func.func(pb-map-matrix-units{allow-tf32-convolutions=1}))' | FileCheck %s --check-prefix=TF32CONV
+// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm80},pb-map-matrix-units)' | FileCheck %s
+// RUN: pb-opt %s --split-input-file --pb-explain --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm80},pb-map-matrix-units)' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm80},pb-map-matrix-units{allow-tf32=1})' | FileCheck %s --check-prefix=TF32
+// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=nvidia-sm80},pb-map-matrix-units{allow-tf32-convolutions=1})' | FileCheck %s --check-prefix=TF32CONV
 // On a chip whose matrix units are subgroup-scope (a warp's mma.sync),
 // pb-map-matrix-units tags the contractions such a unit can run and leaves
 // them as linalg ops for the target's S4; the others are explained.

@@ -1,6 +1,6 @@
-// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=cpu-x86-64-v4},func.func(pb-map-matrix-units))' | FileCheck %s
-// RUN: pb-opt %s --split-input-file --pb-explain --pass-pipeline='builtin.module(pb-attach-target{target=cpu-x86-64-v4},func.func(pb-map-matrix-units))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
-// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=cpu-x86-64-v3},func.func(pb-map-matrix-units))' | FileCheck %s --check-prefix=AVX2
+// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=cpu-x86-64-v4},pb-map-matrix-units)' | FileCheck %s
+// RUN: pb-opt %s --split-input-file --pb-explain --pass-pipeline='builtin.module(pb-attach-target{target=cpu-x86-64-v4},pb-map-matrix-units)' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=cpu-x86-64-v3},pb-map-matrix-units)' | FileCheck %s --check-prefix=AVX2
 
 // An f32 matmul becomes a packed, register-tiled micro-kernel: packing of B
 // and the M blocks are parallel loops on the core level; the K loop carries

@@ -35,6 +35,7 @@ static llvm::cl::opt<std::string>
                 "Comma-separated key=value options: fusion=0|1, "
                 "reduce-reduce-fusion=0|1, matrix-units=0|1, allow-tf32=0|1, "
                 "allow-tf32-convolutions=0|1, warpgroup-units=0|1, "
+                "pack-constants=0|1, "
                 "pipeline=optimized|reference"),
             llvm::cl::init(""));
 static llvm::cl::opt<bool>

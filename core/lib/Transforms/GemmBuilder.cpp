@@ -39,9 +39,13 @@ void GemmBuilder::build() {
     kBlocks *= ranges[d];
   auto bpType = MemRefType::get(
       {p.allK || p.packWhole ? kBlocks : 1, ncPanels, p.kc, p.nr}, f);
-  // One packed B for the GEMM, or one per batch-parallel or N-parallel task.
+  // One packed B for the GEMM, or one per batch-parallel or N-parallel task;
+  // none when B was packed at compile time.
   Value bp;
-  if (!p.batchParallel && !p.nParallel)
+  if (packedB)
+    bp =
+        memref::GetGlobalOp::create(b, packedB.getType(), packedB.getSymName());
+  else if (!p.batchParallel && !p.nParallel)
     bp = memref::AllocOp::create(b, bpType, b.getI64IntegerAttr(64));
 
   SmallVector<Value> loops(ranges.size());
@@ -49,6 +53,27 @@ void GemmBuilder::build() {
     Value jc = loops[dims.n];
     Value nc = minIdx(arith::SubIOp::create(b, idx(p.n), jc), p.nc);
     Value panels = arith::CeilDivSIOp::create(b, nc, idx(p.nr));
+    if (packedB) {
+      // The NC block's (K blocks x panels x KC x NR) part of the packed B.
+      ArrayRef<int64_t> shape = packedB.getType().getShape();
+      SmallVector<OpFoldResult> offsets(shape.size(), b.getIndexAttr(0));
+      offsets[0] = arith::DivUIOp::create(b, jc, idx(p.nc)).getResult();
+      SmallVector<OpFoldResult> sizes{b.getIndexAttr(1)};
+      for (int64_t extent : shape.drop_front())
+        sizes.push_back(b.getIndexAttr(extent));
+      SmallVector<OpFoldResult> strides(shape.size(), b.getIndexAttr(1));
+      auto type = memref::SubViewOp::inferRankReducedResultType(
+          shape.drop_front(), packedB.getType(), offsets, sizes, strides);
+      Value block = memref::SubViewOp::create(b, cast<MemRefType>(type), bp,
+                                              offsets, sizes, strides);
+      if (p.allK)
+        return computeBlocks(block, loops, jc, nc, pcBlocks);
+      auto kbLoop = scf::ForOp::create(b, idx(0), idx(kBlocks), idx(1));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(kbLoop.getBody());
+      return computeBlocks(block, loops, jc, nc, pcBlocks,
+                           kbLoop.getInductionVar());
+    }
     // Packs panel `jp` of K block `kb` into `bpBlock`.
     auto packKBlock = [&](Value kb, Value jp, Value bpBlock) {
       SmallVector<Value> blockLoops(loops);
@@ -98,10 +123,12 @@ void GemmBuilder::build() {
       SmallVector<Value> ivs = taskLoops(uppers);
       for (auto [dim, iv] : llvm::zip(dims.batch, ivs))
         loops[dim] = iv;
-      bp = memref::AllocOp::create(b, bpType, b.getI64IntegerAttr(64));
+      if (!packedB)
+        bp = memref::AllocOp::create(b, bpType, b.getI64IntegerAttr(64));
       serialTasks = true;
       batchLoop(dims.batch.size());
-      memref::DeallocOp::create(b, bp);
+      if (!packedB)
+        memref::DeallocOp::create(b, bp);
       return;
     }
     unsigned dim = dims.batch[i];
@@ -115,14 +142,16 @@ void GemmBuilder::build() {
     OpBuilder::InsertionGuard guard(b);
     Value task = taskLoops({idx(llvm::divideCeil(p.n, p.nc))})[0];
     loops[dims.n] = arith::MulIOp::create(b, task, idx(p.nc));
-    bp = memref::AllocOp::create(b, bpType, b.getI64IntegerAttr(64));
+    if (!packedB)
+      bp = memref::AllocOp::create(b, bpType, b.getI64IntegerAttr(64));
     serialTasks = true;
     jcBlock();
-    memref::DeallocOp::create(b, bp);
+    if (!packedB)
+      memref::DeallocOp::create(b, bp);
     return;
   }
   batchLoop(0);
-  if (!p.batchParallel)
+  if (!p.batchParallel && !packedB)
     memref::DeallocOp::create(b, bp);
 }
 
@@ -389,7 +418,7 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
   Value pc, bp;
   if (kbFixed) {
     pc = setKBlock(loops, kbFixed, pcBlocks);
-    bp = kBlockOf(bpAll, p.packWhole ? kbFixed : idx(0));
+    bp = kBlockOf(bpAll, p.packWhole || packedB ? kbFixed : idx(0));
   } else {
     Value kb = idx(0);
     for (unsigned dim : dims.kOuter) {

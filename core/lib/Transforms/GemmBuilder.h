@@ -21,7 +21,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/SymbolTable.h"
 
 namespace mlir::pb::gemm {
 
@@ -96,9 +98,26 @@ struct GemmPlan {
   /// of weights for 49 pixels), B is then read once from memory and its
   /// packed copy never leaves the core's cache. Only with `directA`.
   bool nParallel = false;
+  /// B is a constant, packed at compile time (packConstantB): the code
+  /// reads its panels from the packed global and packs nothing.
+  bool constantB = false;
   /// Flattened M, and the extents of N and of the blocked K loop.
   int64_t m, n, k;
 };
+
+/// The shape of B packed at compile time: N blocks x K blocks x panels x
+/// KC x NR (`kBlocks`: the outer K loops' extents times the KC blocks).
+SmallVector<int64_t> packedBShape(const GemmPlan &p, int64_t kBlocks);
+/// The constant global (dense initial value, identity layout) that `mem`
+/// reads, through reshapes, or null.
+memref::GlobalOp findConstantGlobal(Value mem);
+/// A new constant global holding `source`, `op`'s B, packed for the plan
+/// (packedBShape; zero past N's and K's edges), inserted into `symbols`;
+/// null when B's indexing map is not a permutation of loops or B varies
+/// with the batch loops.
+memref::GlobalOp packConstantB(linalg::LinalgOp op, const GemmDims &dims,
+                               const GemmPlan &p, memref::GlobalOp source,
+                               SymbolTable &symbols);
 
 class GemmBuilder {
 public:
@@ -113,6 +132,9 @@ public:
   /// C holds `value` everywhere before the contraction (a fill that the
   /// caller removes): the first K block stores without reading C.
   void setInitialValue(Value value) { initialValue = value; }
+  /// B packed at compile time (GemmPlan::constantB): `global` has the
+  /// shape packedBShape.
+  void setPackedB(memref::GlobalOp global) { packedB = global; }
 
 private:
   Value idx(int64_t value) { return arith::ConstantIndexOp::create(b, value); }
@@ -196,6 +218,7 @@ private:
   Value initialValue;
   /// True in the first K block (set per block, with initialValue).
   Value firstK;
+  memref::GlobalOp packedB;
   /// Inside a batch-parallel task: the task loops below are serial.
   bool serialTasks = false;
 

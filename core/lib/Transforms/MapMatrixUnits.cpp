@@ -38,6 +38,7 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -74,23 +75,35 @@ class PBMapMatrixUnitsPass
 public:
   using Base::Base;
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    const ChipDesc *chip = getTargetChip(func);
-    if (!chip) {
-      func.emitError("pb-map-matrix-units needs a target: run with --target");
-      return signalPassFailure();
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SetVector<memref::GlobalOp> packedSources;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      const ChipDesc *chip = getTargetChip(func);
+      if (!chip) {
+        func.emitError("pb-map-matrix-units needs a target: run with --target");
+        return signalPassFailure();
+      }
+      SmallVector<linalg::LinalgOp> candidates;
+      func.walk([&](linalg::LinalgOp op) {
+        if (op.hasPureBufferSemantics() && isMultiplyAccumulate(op))
+          candidates.push_back(op);
+      });
+      for (linalg::LinalgOp op : candidates)
+        mapContraction(op, *chip, symbols, packedSources);
     }
-    SmallVector<linalg::LinalgOp> candidates;
-    func.walk([&](linalg::LinalgOp op) {
-      if (op.hasPureBufferSemantics() && isMultiplyAccumulate(op))
-        candidates.push_back(op);
-    });
-    for (linalg::LinalgOp op : candidates)
-      mapContraction(op, *chip);
+    // Constants that only packed copies read any more.
+    for (memref::GlobalOp global : packedSources)
+      if (SymbolTable::symbolKnownUseEmpty(global, module))
+        symbols.erase(global);
   }
 
 private:
-  void mapContraction(linalg::LinalgOp op, const ChipDesc &chip);
+  void mapContraction(linalg::LinalgOp op, const ChipDesc &chip,
+                      SymbolTable &symbols,
+                      SetVector<memref::GlobalOp> &packedSources);
   bool tagForCooperativeUnit(linalg::LinalgOp op, const GemmDims &dims,
                              const ChipDesc &chip);
 };
@@ -367,8 +380,25 @@ static bool isPackedWhole(linalg::LinalgOp op, const GemmDims &dims,
       kDims, [&](unsigned d) { return llvm::count(positions, d) == 1; });
 }
 
-void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
-                                          const ChipDesc &chip) {
+/// The constant global whose values are `op`'s B, when B can be packed at
+/// compile time (GemmPlan::constantB): B's indices are loops other than the
+/// batch loops, and its element type is C's (the packed panels' type).
+static memref::GlobalOp constantB(linalg::LinalgOp op, const GemmDims &dims) {
+  OpOperand *bOperand = op.getDpsInputOperand(1);
+  if (getElementTypeOrSelf(bOperand->get().getType()) !=
+      getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType()))
+    return nullptr;
+  for (AffineExpr e : op.getMatchingIndexingMap(bOperand).getResults()) {
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d || llvm::is_contained(dims.batch, d.getPosition()))
+      return nullptr;
+  }
+  return findConstantGlobal(bOperand->get());
+}
+
+void PBMapMatrixUnitsPass::mapContraction(
+    linalg::LinalgOp op, const ChipDesc &chip, SymbolTable &symbols,
+    SetVector<memref::GlobalOp> &packedSources) {
   auto skip = [&](const Twine &why) {
     explain(op, "matrix units: " + op->getName().getStringRef() +
                     " left to loop tiling: " + why);
@@ -494,9 +524,11 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
     kTotal *= ranges[d];
   p.allK = kTotal * ncPanels * p.nr * elemBytes <= budget(1);
   p.packWhole = isPackedWhole(op, dims, p);
+  memref::GlobalOp bSource = packConstants ? constantB(op, dims) : nullptr;
+  p.constantB = static_cast<bool>(bSource);
   // M's rows per task when it is split into kMinParallelBlocks blocks.
   int64_t mcParallel = llvm::divideCeil(p.m, kMinParallelBlocks);
-  if (p.packWhole && p.directA &&
+  if ((p.packWhole || p.constantB) && p.directA &&
       (!p.allK || mcParallel < kMinDirectTiles * p.mr)) {
     // N-parallel: NC as wide as the per-core cache holds all of K for, and
     // narrow enough for kMinParallelBlocks tasks. Not with a packed A: each
@@ -510,8 +542,10 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
     int64_t ncFit = budget(1) / (kTotal * elemBytes) / p.nr * p.nr;
     int64_t ncTasks = alignUp(llvm::divideCeil(p.n, kMinParallelBlocks), p.nr);
     int64_t nc = std::max(p.nr, std::min(ncFit, ncTasks));
-    p.packWhole = p.n % nc == 0;
-    if (p.packWhole) {
+    // Packed at run time, B's NC blocks are whole panels; packed at compile
+    // time, the last one may end past N (zero-padded).
+    p.packWhole = !p.constantB && p.n % nc == 0;
+    if (p.packWhole || p.constantB) {
       p.nc = nc;
       ncPanels = p.nc / p.nr;
       p.nParallel = p.allK = true;
@@ -571,6 +605,19 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
       StringAttr::get(op->getContext(), stringifyComputeLevelKind(level.kind)));
   if (fill)
     builder.setInitialValue(fill->second);
+  memref::GlobalOp packedB;
+  if (p.constantB) {
+    packedB = packConstantB(op, dims, p, bSource, symbols);
+    assert(packedB && "constantB checked B's indexing map");
+    builder.setPackedB(packedB);
+    packedSources.insert(bSource);
+    explain(op, llvm::formatv("matrix units: B, the constant @{0}, packed at "
+                              "compile time into @{1} ({2} bytes of {3})",
+                              bSource.getSymName(), packedB.getSymName(),
+                              packedB.getType().getNumElements() * elemBytes,
+                              bSource.getType().getNumElements() * elemBytes)
+                    .str());
+  }
   builder.build();
   if (fill) {
     explain(op, "matrix units: C's fill folded into the first K block, which "
@@ -607,6 +654,16 @@ void PBMapMatrixUnitsPass::mapContraction(linalg::LinalgOp op,
     epilogue->erase();
   }
   op->erase();
+  // The views of a packed constant that nothing reads any more, so that the
+  // constant itself can go.
+  if (p.constantB)
+    for (Operation *view = bMem.getDefiningOp(); view && view->use_empty();) {
+      Operation *source = view->getNumOperands() == 1
+                              ? view->getOperand(0).getDefiningOp()
+                              : nullptr;
+      view->erase();
+      view = source;
+    }
 }
 
 /// Tags `op` with the chip's cooperative unit for S4 when its operands

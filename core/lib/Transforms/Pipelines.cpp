@@ -60,11 +60,13 @@ static std::string getS2Spec(const pb::PipelineOptions &options) {
 static std::string getS3Spec(const pb::PipelineOptions &options) {
   std::string spec;
   if (options.matrixUnits)
-    spec += llvm::formatv("func.func(pb-map-matrix-units{{allow-tf32={0} "
-                          "allow-tf32-convolutions={1} warpgroup-units={2}}),",
+    spec += llvm::formatv("pb-map-matrix-units{{allow-tf32={0} "
+                          "allow-tf32-convolutions={1} warpgroup-units={2} "
+                          "pack-constants={3}},",
                           options.allowTF32 ? 1 : 0,
                           options.allowTF32Convolutions ? 1 : 0,
-                          options.warpgroupUnits ? 1 : 0)
+                          options.warpgroupUnits ? 1 : 0,
+                          options.packConstants ? 1 : 0)
                 .str();
   // Contractions left for the target's warp- or warpgroup-level units stay
   // linalg ops (tagged pb.matrix_unit) for S4; the rest become loops.

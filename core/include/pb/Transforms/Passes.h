@@ -115,6 +115,9 @@ struct PipelineOptions {
   /// Matrix units issued by several subgroups together (warpgroups) may be
   /// chosen; off, only warp-level units are.
   bool warpgroupUnits = true;
+  /// Constant B operands of contractions (a frozen model's weights) are
+  /// packed at compile time (pb-map-matrix-units).
+  bool packConstants = true;
   /// The rewrites of S1 and S2 that only make the code faster
   /// (pb-hoist-invariants, pb-pad-in-place); off in the reference
   /// pipeline, so that its results check them.

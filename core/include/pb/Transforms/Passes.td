@@ -485,7 +485,7 @@ def PBLowerToAffinePass : Pass<"pb-lower-to-affine", "func::FuncOp"> {
   let dependentDialects = ["affine::AffineDialect"];
 }
 
-def PBMapMatrixUnitsPass : Pass<"pb-map-matrix-units", "func::FuncOp"> {
+def PBMapMatrixUnitsPass : Pass<"pb-map-matrix-units", "ModuleOp"> {
   let summary = "Map contractions onto the target's thread-scope matrix "
                 "units as packed, register-tiled micro-kernels";
   let description = [{
@@ -511,7 +511,15 @@ def PBMapMatrixUnitsPass : Pass<"pb-map-matrix-units", "func::FuncOp"> {
       is prefetched before the K loop and added after it;
     * a nest that fills all of C with one value right before the
       contraction (S2's form of linalg.fill) is removed: the first K block
-      adds the value to the accumulators and stores without reading C.
+      adds the value to the accumulators and stores without reading C;
+    * a B that is a constant (a `memref.global constant` with a dense
+      initial value, read through `memref.get_global` and reshapes: a
+      frozen model's weights) is packed at compile time into a new constant
+      global laid out as the micro-kernel reads it (N blocks x K blocks x
+      panels x KC x NR, zero past N's and K's edges); the code packs no B
+      and the original global is erased when nothing else reads it
+      (`pack-constants=0` packs at run time instead). It is a module pass
+      for this: it adds globals.
 
     Contractions it cannot map (no matching unit, a layout whose N is not
     C's innermost dimension, an extent smaller than the register tile) are
@@ -540,6 +548,8 @@ def PBMapMatrixUnitsPass : Pass<"pb-map-matrix-units", "func::FuncOp"> {
            "Map f32 convolutions (linalg convolution ops) onto tf32 units">,
     Option<"warpgroupUnits", "warpgroup-units", "bool", /*default=*/"true",
            "Consider warpgroup-scope matrix units">,
+    Option<"packConstants", "pack-constants", "bool", /*default=*/"true",
+           "Pack constant B operands at compile time">,
   ];
   let dependentDialects = ["scf::SCFDialect", "vector::VectorDialect",
                            "memref::MemRefDialect", "arith::ArithDialect"];
