@@ -216,3 +216,41 @@ func.func @one_vector_rows(%a: memref<256x64xf32>, %b: memref<64x16xf32>,
                 outs(%c2 : memref<256x24xf32>)
   return
 }
+
+// -----
+
+// A constant B (x @ W^T with W a constant 32 x 2 global) is packed at
+// compile time: the new global holds its single panel, K major (W's
+// columns), and the code reads it instead of packing; W itself is erased.
+// A global that is not constant is packed at run time, as an argument is.
+// EXPLAIN: remark: pb-explain: matrix units: B, the constant @w, packed at compile time into @w_packed (256 bytes of 256)
+// CHECK-NOT: memref.global "private" constant @w :
+// CHECK: memref.global "private" constant @w_packed : memref<1x1x1x2x32xf32> = dense<{{\[\[\[\[\[}}0.000000e+00, 2.000000e+00, 4.000000e+00
+// CHECK-SAME: 6.200000e+01], [1.000000e+00, 3.000000e+00
+// CHECK-LABEL: func.func @constant_b
+// CHECK-NOT: memref.alloc
+// CHECK: memref.get_global @w_packed : memref<1x1x1x2x32xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: return
+// CHECK-LABEL: func.func @mutable_b
+// CHECK: memref.alloc() {{.*}} : memref<1x1x2x32xf32>
+memref.global "private" constant @w : memref<32x2xf32> = dense<[[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0], [8.0, 9.0], [10.0, 11.0], [12.0, 13.0], [14.0, 15.0], [16.0, 17.0], [18.0, 19.0], [20.0, 21.0], [22.0, 23.0], [24.0, 25.0], [26.0, 27.0], [28.0, 29.0], [30.0, 31.0], [32.0, 33.0], [34.0, 35.0], [36.0, 37.0], [38.0, 39.0], [40.0, 41.0], [42.0, 43.0], [44.0, 45.0], [46.0, 47.0], [48.0, 49.0], [50.0, 51.0], [52.0, 53.0], [54.0, 55.0], [56.0, 57.0], [58.0, 59.0], [60.0, 61.0], [62.0, 63.0]]>
+memref.global "private" @v : memref<32x2xf32> = dense<[[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0], [8.0, 9.0], [10.0, 11.0], [12.0, 13.0], [14.0, 15.0], [16.0, 17.0], [18.0, 19.0], [20.0, 21.0], [22.0, 23.0], [24.0, 25.0], [26.0, 27.0], [28.0, 29.0], [30.0, 31.0], [32.0, 33.0], [34.0, 35.0], [36.0, 37.0], [38.0, 39.0], [40.0, 41.0], [42.0, 43.0], [44.0, 45.0], [46.0, 47.0], [48.0, 49.0], [50.0, 51.0], [52.0, 53.0], [54.0, 55.0], [56.0, 57.0], [58.0, 59.0], [60.0, 61.0], [62.0, 63.0]]>
+func.func @constant_b(%a: memref<64x2xf32>, %c: memref<64x32xf32>) {
+  %w = memref.get_global @w : memref<32x2xf32>
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                 affine_map<(m, n, k) -> (n, k)>,
+                                 affine_map<(m, n, k) -> (m, n)>]
+                ins(%a, %w : memref<64x2xf32>, memref<32x2xf32>)
+                outs(%c : memref<64x32xf32>)
+  return
+}
+func.func @mutable_b(%a: memref<64x2xf32>, %c: memref<64x32xf32>) {
+  %v = memref.get_global @v : memref<32x2xf32>
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                 affine_map<(m, n, k) -> (n, k)>,
+                                 affine_map<(m, n, k) -> (m, n)>]
+                ins(%a, %v : memref<64x2xf32>, memref<32x2xf32>)
+                outs(%c : memref<64x32xf32>)
+  return
+}
