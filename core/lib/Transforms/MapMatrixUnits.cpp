@@ -59,6 +59,8 @@ static constexpr double kCacheShare = 0.5;
 static constexpr double kL1Share = 0.75;
 /// Vector registers across one row of the register tile.
 static constexpr int64_t kTileRowVectors = 2;
+/// Vector registers across one row of a wide register tile (see its use).
+static constexpr int64_t kWideTileRowVectors = 4;
 /// Core counts are known only at run time; cut M into at least this many
 /// blocks so that every core gets work and the load balances.
 static constexpr int64_t kMinParallelBlocks = 8;
@@ -456,6 +458,30 @@ void PBMapMatrixUnitsPass::mapContraction(
     rowVectors = 1;
     p.nr = p.lanes;
   }
+  // Rows of kWideTileRowVectors vectors (half as many of them) when A is
+  // read in place through a flattened M (a convolution's image, oh, ow):
+  // each of the tile's rows then needs its own index into A, live across
+  // the K loop, and each row panel of N reads A again. A 3x3 convolution
+  // with 64 channels at batch 8 ran 1.3x faster with 6 x 64 tiles than
+  // with 12 x 32 (A read once instead of twice; half the broadcasts per
+  // FMA, no spilled row pointers).
+  AffineMap mapA = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  auto lastA = dyn_cast<AffineDimExpr>(mapA.getResults().back());
+  bool aInPlace = lastA && lastA.getPosition() == dims.kInner &&
+                  llvm::none_of(mapA.getResults().drop_back(),
+                                [&](AffineExpr e) {
+                                  return e.isFunctionOfDim(dims.kInner);
+                                });
+  // Only while the wide tile keeps at least as many rows as it has vectors
+  // across (32 registers of 16 lanes: 6 x 4, not 16 registers: 3 x 4).
+  int64_t wideRows = static_cast<int64_t>(kAccumulatorShare * vectorRegs) /
+                     kWideTileRowVectors;
+  if (aInPlace && p.k >= kMinBlockedK && dims.m.size() > 1 &&
+      dims.nOuter.empty() && wideRows >= kWideTileRowVectors &&
+      p.n % (kWideTileRowVectors * p.lanes) == 0) {
+    rowVectors = kWideTileRowVectors;
+    p.nr = rowVectors * p.lanes;
+  }
   p.mr = static_cast<int64_t>(kAccumulatorShare * vectorRegs) / rowVectors;
   if (p.mr < 1)
     return skip("the register file cannot hold a register tile");
@@ -502,13 +528,7 @@ void PBMapMatrixUnitsPass::mapContraction(
   // A is read in place when its rows run along the blocked K with unit
   // stride: its last index is the blocked K loop alone, which no other index
   // uses (see GemmPlan::directA).
-  AffineMap mapA = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
-  auto lastA = dyn_cast<AffineDimExpr>(mapA.getResults().back());
-  p.directA = dims.kFlat.empty() && lastA &&
-              lastA.getPosition() == dims.kInner &&
-              llvm::none_of(mapA.getResults().drop_back(), [&](AffineExpr e) {
-                return e.isFunctionOfDim(dims.kInner);
-              });
+  p.directA = dims.kFlat.empty() && aInPlace;
   if (!p.directA)
     setLinearA(op, dims, ranges, p);
   // K blocks of equal length (768 = 3 x 256, not 272 + 272 + 224).
