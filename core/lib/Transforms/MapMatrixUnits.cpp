@@ -467,11 +467,11 @@ void PBMapMatrixUnitsPass::mapContraction(
   // FMA, no spilled row pointers).
   AffineMap mapA = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
   auto lastA = dyn_cast<AffineDimExpr>(mapA.getResults().back());
-  bool aInPlace = lastA && lastA.getPosition() == dims.kInner &&
-                  llvm::none_of(mapA.getResults().drop_back(),
-                                [&](AffineExpr e) {
-                                  return e.isFunctionOfDim(dims.kInner);
-                                });
+  bool aInPlace =
+      lastA && lastA.getPosition() == dims.kInner &&
+      llvm::none_of(mapA.getResults().drop_back(), [&](AffineExpr e) {
+        return e.isFunctionOfDim(dims.kInner);
+      });
   // Only while the wide tile keeps at least as many rows as it has vectors
   // across (32 registers of 16 lanes: 6 x 4, not 16 registers: 3 x 4).
   int64_t wideRows = static_cast<int64_t>(kAccumulatorShare * vectorRegs) /
