@@ -2,15 +2,18 @@
 // RUN: pb-opt %s --split-input-file --pb-explain --pass-pipeline='builtin.module(pb-attach-target{target=cpu-x86-64-v4},pb-map-matrix-units)' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=cpu-x86-64-v3},pb-map-matrix-units)' | FileCheck %s --check-prefix=AVX2
 
-// An f32 matmul becomes a packed, register-tiled micro-kernel: packing of B
-// and the M blocks are parallel loops on the core level; the K loop carries
-// 12 x 2 zmm accumulators (16 lanes) on x86-64-v4, 6 x 2 ymm on x86-64-v3.
-// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul MxNxK 256x128x64 -> VFMA_F32_1x16x1_F32 register tile 12x32
+// An f32 matmul becomes a packed, register-tiled micro-kernel. Its 256 rows
+// would make 8 M blocks shorter than 24 register tiles: the 4 NC blocks of
+// 32 columns are the parallel tasks on the core level, each packing its own
+// panel of B (a buffer of its own) for all of K and running every M tile
+// over it. The K loop carries 12 x 2 zmm accumulators (16 lanes) on
+// x86-64-v4, 6 x 2 ymm on x86-64-v3.
+// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul MxNxK 256x128x64 -> VFMA_F32_1x16x1_F32 register tile 12x32 {{.*}} NC=32 (l2), 1 M blocks x 1 N groups (>= 8 tasks), the NC blocks as the tasks
 // CHECK-LABEL: func.func @matmul
 // CHECK-NOT: linalg.matmul
-// CHECK: scf.parallel
-// CHECK: } {pb.level = "Core"}
-// CHECK: scf.parallel
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c4)
+// CHECK: memref.alloc() {{.*}} : memref<1x1x64x32xf32>
+// CHECK-NOT: scf.parallel
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, {{.*}}vector<16xf32>)
 // CHECK-COUNT-24: vector.fma
 // CHECK: } {pb.level = "Core"}
@@ -181,21 +184,30 @@ func.func @fill_kept(%a: memref<48x64xf32>, %b: memref<64x64xf32>,
 
 // -----
 
-// A read in place (a linear layer's activations, 197 rows): its M blocks are
-// kMinDirectTiles (24) register tiles tall at least, so one M block covers
-// all 197 rows and the 96 N panels make the tasks; every M block would read
-// the whole packed B again. With 15 N panels only (N = 480), the M blocks
-// stay M / 8 tall and N is not split into uneven groups.
-// EXPLAIN: matrix units: linalg.matmul MxNxK 197x3072x768 {{.*}} MC=204 (l2){{.*}} 1 M blocks x 8 N groups
-// EXPLAIN: matrix units: linalg.matmul MxNxK 197x480x768 {{.*}} MC=36 (l2){{.*}} 6 M blocks x 2 N groups
+// A read in place (a linear layer's activations, 197 rows, too few for 8 M
+// blocks of 24 register tiles): the NC blocks are the tasks, each packing
+// its columns of B for all of K (as many as the per-core cache holds: 160
+// of 3072) and running all 197 rows over them, C's block staying in that
+// cache across the K blocks; one fork per GEMM instead of two per K block.
+// A 197x3072x768 linear layer ran 1.3x faster so than as 1 M block x 8 N
+// groups per K block. N = 480 makes 8 NC blocks of 64.
+// EXPLAIN: matrix units: linalg.matmul MxNxK 197x3072x768 {{.*}} MC=204 (l2), NC=160 (l2), 1 M blocks x 1 N groups (>= 8 tasks), the NC blocks as the tasks, A read in place, all K blocks per task
+// EXPLAIN: matrix units: linalg.matmul MxNxK 197x480x768 {{.*}} NC=64 (l2), 1 M blocks x 1 N groups (>= 8 tasks), the NC blocks as the tasks
+//
+// With fewer than 4 NC blocks (N = 64, 32 columns each) the M blocks stay
+// the tasks.
+// EXPLAIN: matrix units: linalg.matmul MxNxK 197x64x768 {{.*}} 6 M blocks x 2 N groups (>= 8 tasks), A read in place, all K blocks per task
 // CHECK-LABEL: func.func @tall_direct_m_blocks
 func.func @tall_direct_m_blocks(%a: memref<197x768xf32>, %b: memref<768x3072xf32>,
                                 %c: memref<197x3072xf32>, %b2: memref<768x480xf32>,
-                                %c2: memref<197x480xf32>) {
+                                %c2: memref<197x480xf32>, %b3: memref<768x64xf32>,
+                                %c3: memref<197x64xf32>) {
   linalg.matmul ins(%a, %b : memref<197x768xf32>, memref<768x3072xf32>)
                 outs(%c : memref<197x3072xf32>)
   linalg.matmul ins(%a, %b2 : memref<197x768xf32>, memref<768x480xf32>)
                 outs(%c2 : memref<197x480xf32>)
+  linalg.matmul ins(%a, %b3 : memref<197x768xf32>, memref<768x64xf32>)
+                outs(%c3 : memref<197x64xf32>)
   return
 }
 

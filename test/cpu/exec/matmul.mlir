@@ -1,13 +1,14 @@
 // RUN: %check_cpu | FileCheck %s
 // RUN: pb-opt %s --target=cpu-x86-64-v3 --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: pb-opt %s --target=cpu-x86-64-v3 --pb-pipeline=s1,s2,s3 | FileCheck %s --check-prefix=PACK
-// With fewer M blocks than cores want (7 rows), the N panels are split into
-// groups that run in parallel too (each packs its own A block).
-// EXPLAIN: MxNxK 7x129x129 {{.*}} M blocks x 3 N groups
-// EXPLAIN: MxNxK 128x128x64 {{.*}} M blocks x 1 N groups
+// With fewer rows than 8 tall M blocks want (7, 128) and A read in place,
+// the NC blocks are the parallel tasks, each packing its own columns of B
+// for all of K (the last block of 129 columns holds one).
+// EXPLAIN: MxNxK 7x129x129 {{.*}} NC=32 (l2), 1 M blocks x 1 N groups (>= 8 tasks), the NC blocks as the tasks, A read in place, all K blocks per task
+// EXPLAIN: MxNxK 128x128x64 {{.*}} M blocks x 1 N groups (>= 8 tasks), the NC blocks as the tasks
 // A single row (a batch-1 classifier) runs on the micro-kernel too, its
-// columns spread over 8 groups.
-// EXPLAIN: MxNxK 1x1000x70 {{.*}} M blocks x 8 N groups
+// columns spread over 8 NC blocks.
+// EXPLAIN: MxNxK 1x1000x70 {{.*}} NC=128 (l2), 1 M blocks x 1 N groups (>= 8 tasks), the NC blocks as the tasks
 // f32 matmul at an awkward size and at a size that tiles evenly, through
 // threads and vectors, against the unoptimized lowering.
 // CHECK: OK odd: 903 values match the reference
