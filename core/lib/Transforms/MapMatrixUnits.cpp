@@ -23,8 +23,10 @@
 // layouts or sizes call for it: A read in place (directA), packed through a
 // table of K offsets (aLinear) or MR rows per load (aAlongM); B packed for all
 // K blocks before the tasks (allK), along its own rows when K is its contiguous
-// side (packWhole); the NC blocks (nParallel) or the batch loops
-// (batchParallel) as the tasks. GemmBuilder.cpp emits the code.
+// side (packWhole), or at compile time when it is a constant (constantB,
+// ConstantPacking.cpp); the NC blocks (nParallel) or the batch loops
+// (batchParallel) as the tasks; rows of four vectors for convolutions that
+// read their pixels in place. GemmBuilder.cpp emits the code.
 //
 //===----------------------------------------------------------------------===//
 
