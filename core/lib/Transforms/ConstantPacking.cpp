@@ -96,15 +96,12 @@ memref::GlobalOp packConstantB(linalg::LinalgOp op, const GemmDims &dims,
   SmallVector<int64_t> stride(ranges.size(), 0);
   int64_t rowStride = 1;
   for (int r = mapB.getNumResults() - 1; r >= 0; --r) {
-    auto dim = dyn_cast<AffineDimExpr>(mapB.getResult(r));
-    if (!dim)
-      return nullptr;
+    auto dim = cast<AffineDimExpr>(mapB.getResult(r));
+    assert(!llvm::is_contained(dims.batch, dim.getPosition()) &&
+           "B of a packed constant varies with a batch loop");
     stride[dim.getPosition()] += rowStride;
     rowStride *= bType.getDimSize(r);
   }
-  for (unsigned d : dims.batch)
-    if (stride[d])
-      return nullptr;
 
   // Row-major flattening of `value` over the loops `flatDims` (outer to
   // inner) into B's offset.

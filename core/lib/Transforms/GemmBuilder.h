@@ -112,9 +112,9 @@ SmallVector<int64_t> packedBShape(const GemmPlan &p, int64_t kBlocks);
 /// reads, through reshapes, or null.
 memref::GlobalOp findConstantGlobal(Value mem);
 /// A new constant global holding `source`, `op`'s B, packed for the plan
-/// (packedBShape; zero past N's and K's edges), inserted into `symbols`;
-/// null when B's indexing map is not a permutation of loops or B varies
-/// with the batch loops.
+/// (packedBShape; zero past N's and K's edges), inserted into `symbols`.
+/// B's indices must be loops other than the batch loops (checked by
+/// pb-map-matrix-units before it plans for a constant B).
 memref::GlobalOp packConstantB(linalg::LinalgOp op, const GemmDims &dims,
                                const GemmPlan &p, memref::GlobalOp source,
                                SymbolTable &symbols);

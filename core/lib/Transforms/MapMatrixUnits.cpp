@@ -645,7 +645,6 @@ void PBMapMatrixUnitsPass::mapContraction(
   memref::GlobalOp packedB;
   if (p.constantB) {
     packedB = packConstantB(op, dims, p, bSource, symbols);
-    assert(packedB && "constantB checked B's indexing map");
     builder.setPackedB(packedB);
     packedSources.insert(bSource);
     explain(op, llvm::formatv("matrix units: B, the constant @{0}, packed at "
