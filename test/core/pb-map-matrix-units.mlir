@@ -196,7 +196,11 @@ func.func @fill_kept(%a: memref<48x64xf32>, %b: memref<64x64xf32>,
 //
 // With fewer than 4 NC blocks (N = 64, 32 columns each) the M blocks stay
 // the tasks.
-// EXPLAIN: matrix units: linalg.matmul MxNxK 197x64x768 {{.*}} 6 M blocks x 2 N groups (>= 8 tasks), A read in place, all K blocks per task
+// EXPLAIN: matrix units: linalg.matmul MxNxK 197x64x768 {{.*}} 6 M blocks x 2 N groups (>= 8 tasks), A read in place, all K blocks per task, each tile's rows over its N panels
+//
+// 1024 rows, more than one M block of 24 tiles holds: M blocks x N groups
+// per K block, each task reading only its rows of A.
+// EXPLAIN: matrix units: linalg.matmul MxNxK 1024x3072x768 {{.*}} MC=264 (l2), NC=3072 (l3), 4 M blocks x 2 N groups (>= 8 tasks), A read in place, one K block per task, each tile's rows over its N panels
 // CHECK-LABEL: func.func @tall_direct_m_blocks
 func.func @tall_direct_m_blocks(%a: memref<197x768xf32>, %b: memref<768x3072xf32>,
                                 %c: memref<197x3072xf32>, %b2: memref<768x480xf32>,
@@ -208,6 +212,10 @@ func.func @tall_direct_m_blocks(%a: memref<197x768xf32>, %b: memref<768x3072xf32
                 outs(%c2 : memref<197x480xf32>)
   linalg.matmul ins(%a, %b3 : memref<197x768xf32>, memref<768x64xf32>)
                 outs(%c3 : memref<197x64xf32>)
+  %a4 = memref.alloc() : memref<1024x768xf32>
+  %c4 = memref.alloc() : memref<1024x3072xf32>
+  linalg.matmul ins(%a4, %b : memref<1024x768xf32>, memref<768x3072xf32>)
+                outs(%c4 : memref<1024x3072xf32>)
   return
 }
 

@@ -598,14 +598,23 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
   Value colPanels = arith::MinSIOp::create(
       b, arith::CeilDivSIOp::create(b, nc, idx(p.nr)),
       arith::AddIOp::create(b, firstPanel, idx(p.groupPanels)));
-  auto jrLoop = scf::ForOp::create(b, firstPanel, colPanels, idx(1));
+  // The register tiles: NR panels outer, row panels inner (B's micro-panel
+  // stays in L1 while A's stream through it), or, with `rowsOuter`, the
+  // other way round.
+  auto jrLoop = p.rowsOuter
+                    ? scf::ForOp::create(b, idx(0), rowPanels, idx(1))
+                    : scf::ForOp::create(b, firstPanel, colPanels, idx(1));
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(jrLoop.getBody());
-    Value jp = jrLoop.getInductionVar();
-    auto irLoop = scf::ForOp::create(b, idx(0), rowPanels, idx(1));
+    auto irLoop = p.rowsOuter
+                      ? scf::ForOp::create(b, firstPanel, colPanels, idx(1))
+                      : scf::ForOp::create(b, idx(0), rowPanels, idx(1));
     b.setInsertionPointToStart(irLoop.getBody());
+    Value jp = jrLoop.getInductionVar();
     Value ip = irLoop.getInductionVar();
+    if (p.rowsOuter)
+      std::swap(ip, jp);
     Value i0 =
         arith::AddIOp::create(b, ic, arith::MulIOp::create(b, ip, idx(p.mr)));
     Value j0 =

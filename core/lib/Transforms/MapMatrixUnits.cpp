@@ -531,6 +531,7 @@ void PBMapMatrixUnitsPass::mapContraction(
   // stride: its last index is the blocked K loop alone, which no other index
   // uses (see GemmPlan::directA).
   p.directA = dims.kFlat.empty() && aInPlace;
+  p.rowsOuter = p.directA;
   if (!p.directA)
     setLinearA(op, dims, ranges, p);
   // K blocks of equal length (768 = 3 x 256, not 272 + 272 + 224).
@@ -571,8 +572,12 @@ void PBMapMatrixUnitsPass::mapContraction(
     // (masked while packing, or zero-padded), and there must be NC blocks
     // enough for the cores (half of kMinParallelBlocks): a 256 x 16 GEMM
     // stays 8 M blocks rather than one task.
+    // Only while M fits one M block of kMinDirectTiles tiles: every task
+    // reads all of A, and taller M blocks split the work as well (x @ W^T
+    // with 1024-1576 rows ran 1.1-1.4x faster as M blocks x N groups).
     bool others = (p.constantB || !p.packWhole) &&
-                  llvm::divideCeil(p.n, nc) * 2 >= kMinParallelBlocks;
+                  llvm::divideCeil(p.n, nc) * 2 >= kMinParallelBlocks &&
+                  p.m <= kMinDirectTiles * p.mr;
     p.packWhole = p.packWhole && !p.constantB && p.n % nc == 0;
     if (p.packWhole || others) {
       p.nc = nc;
@@ -665,7 +670,7 @@ void PBMapMatrixUnitsPass::mapContraction(
               "matrix units: {0} MxNxK {1}x{2}x{3} -> {4} register tile "
               "{5}x{6} ({7} accumulators of {8} registers), KC={9} "
               "({10}), MC={11} ({12}), NC={13} ({14}), {15} M blocks x "
-              "{16} N groups (>= {17} tasks){19}, A {20}, {21}{22}, on "
+              "{16} N groups (>= {17} tasks){19}, A {20}, {21}{22}{23}, on "
               "level '{18}'",
               op->getName(), p.m, p.n, p.k, unit->name, p.mr, p.nr,
               p.mr * rowVectors, vectorRegs, p.kc, caches[0]->name, p.mc,
@@ -681,7 +686,8 @@ void PBMapMatrixUnitsPass::mapContraction(
               : p.aLinear ? "packed through a table of K offsets"
                           : "packed",
               p.allK ? "all K blocks per task" : "one K block per task",
-              p.packWhole ? ", B packed whole along its rows" : ""));
+              p.packWhole ? ", B packed whole along its rows" : "",
+              p.rowsOuter ? ", each tile's rows over its N panels" : ""));
   if (epilogue) {
     explain(epilogue,
             llvm::formatv("matrix units: epilogue of {0} ops fused "

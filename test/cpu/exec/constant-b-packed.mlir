@@ -20,21 +20,21 @@
 // last with 8 columns and 24 zeros (N-parallel: the NC blocks are the
 // tasks, each reading its own part of the packed B).
 // EXPLAIN: matrix units: B, the constant @__constant_20x104xf32, packed at compile time into @__constant_20x104xf32_packed (10240 bytes of 8320)
-// EXPLAIN: matrix units: linalg.matmul MxNxK 50x104x20 {{.*}} NC=32 (l2), 1 M blocks x 1 N groups (>= 8 tasks), the NC blocks as the tasks, A read in place, all K blocks per task, on level 'core'
+// EXPLAIN: matrix units: linalg.matmul MxNxK 50x104x20 {{.*}} NC=32 (l2), 1 M blocks x 1 N groups (>= 8 tasks), the NC blocks as the tasks, A read in place, all K blocks per task, each tile's rows over its N panels, on level 'core'
 // CHECK: OK linear: 5200 values match the reference
 //
 // @linear_nk: B stored N x K (torch's x @ W^T), packed along its columns;
 // its two panels (the second with 8 columns) make too few NC blocks for the
 // cores: the M blocks are the tasks, reading the one packed NC block.
 // EXPLAIN: matrix units: B, the constant @__constant_40x20xf32, packed at compile time into @__constant_40x20xf32_packed (5120 bytes of 3200)
-// EXPLAIN: matrix units: linalg.matmul MxNxK 300x40x20 {{.*}} NC=64 (l3), 7 M blocks x 2 N groups (>= 8 tasks), A read in place, all K blocks per task, on level 'core'
+// EXPLAIN: matrix units: linalg.matmul MxNxK 300x40x20 {{.*}} NC=64 (l3), 7 M blocks x 2 N groups (>= 8 tasks), A read in place, all K blocks per task, each tile's rows over its N panels, on level 'core'
 // CHECK: OK linear_nk: 12000 values match the reference
 //
 // @conv_hwcf: a channels-last convolution over a 2 x 1 window with a
 // constant HWCF filter: each window position is a K block of its own, 48
 // columns in two panels (the second with 16 columns and 16 zeros).
 // EXPLAIN: matrix units: B, the constant @__constant_2x1x32x48xf32, packed at compile time into @__constant_2x1x32x48xf32_packed (16384 bytes of 12288)
-// EXPLAIN: matrix units: linalg.conv_2d_nhwc_hwcf MxNxK 36x48x32 {{.*}} 3 M blocks x 2 N groups (>= 8 tasks), A read in place, all K blocks per task, on level 'core'
+// EXPLAIN: matrix units: linalg.conv_2d_nhwc_hwcf MxNxK 36x48x32 {{.*}} 3 M blocks x 2 N groups (>= 8 tasks), A read in place, all K blocks per task, each tile's rows over its N panels, on level 'core'
 // CHECK: OK conv_hwcf: 1728 values match the reference
 
 func.func @linear(%x: tensor<50x20xf32>) -> tensor<50x104xf32> {

@@ -102,6 +102,30 @@ func.func @linear(%a: tensor<37x300xf32>, %w: tensor<48x300xf32>) -> tensor<37x4
   return %r : tensor<37x48xf32>
 }
 
+// A taller x @ W^T (301 rows, more than one M block of 24 register tiles):
+// M blocks x N groups per K block, each tile's rows of A read in place over
+// its N panels; N and K end inside a panel and a KC block.
+// EXPLAIN: MxNxK 301x100x300 {{.*}} M blocks x {{[0-9]+}} N groups (>= 8 tasks), A read in place, all K blocks per task, each tile's rows over its N panels
+// CHECK: OK tall_linear: 30100 values match the reference
+func.func @tall_linear(%a: tensor<301x300xf32>, %w: tensor<100x300xf32>) -> tensor<301x100xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<301x100xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<301x100xf32>) -> tensor<301x100xf32>
+  %r = linalg.generic {
+      indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                       affine_map<(m, n, k) -> (n, k)>,
+                       affine_map<(m, n, k) -> (m, n)>],
+      iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : tensor<301x300xf32>, tensor<100x300xf32>)
+      outs(%f : tensor<301x100xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<301x100xf32>
+  return %r : tensor<301x100xf32>
+}
+
 // A classifier at batch 1 (x @ W^T, N = 45 not a multiple of the 16-column
 // panel): the two full panels are packed from 8x8 squares like @linear, the
 // third (13 columns) row by row with masked reads.
@@ -131,7 +155,7 @@ func.func @classifier(%a: tensor<1x300xf32>, %w: tensor<45x300xf32>) -> tensor<1
 
 // Eight batch indices (attention's heads): each is one parallel task that
 // runs its whole GEMM, packing included, instead of two forks per block.
-// EXPLAIN: MxNxK 13x20x33 {{.*}} (>= 8 tasks), the batch loops as the tasks, A read in place, all K blocks per task, on level 'core'
+// EXPLAIN: MxNxK 13x20x33 {{.*}} (>= 8 tasks), the batch loops as the tasks, A read in place, all K blocks per task, each tile's rows over its N panels, on level 'core'
 // CHECK: OK batched8: 2080 values match the reference
 func.func @batched8(%a: tensor<8x13x33xf32>, %b: tensor<8x33x20xf32>) -> tensor<8x13x20xf32> {
   %z = arith.constant 0.0 : f32
