@@ -1,4 +1,5 @@
 // RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(pb-propagate-layouts),canonicalize)' | FileCheck %s
+// RUN: pb-opt %s --split-input-file --pb-explain --pass-pipeline='builtin.module(func.func(pb-propagate-layouts))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 
 // A batch norm that reads an NHWC result and writes NCHW produces NHWC
 // instead (loops reordered, every input read in order); the padding after
@@ -88,6 +89,52 @@ func.func @pool(%x: tensor<1x7x7x8xf32>) -> tensor<1x8x3x3xf32> {
     linalg.yield %r : f32
   } -> tensor<1x8x3x3xf32>
   return %o : tensor<1x8x3x3xf32>
+}
+
+// -----
+
+// A pooling whose result is copied into a concatenation (DenseNet's first
+// dense block): the pooling is produced channels-last and the copy into the
+// NCHW concatenation becomes a generic that reads it transposed; the other
+// piece is copied as it was.
+// EXPLAIN: layout: result produced in its inputs' order (permutation [0, 2, 3, 1]); 0 generic, 0 padding and 0 reshaped users read it through permuted maps, 1 copies transpose it
+// CHECK-LABEL: func.func @concat
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]
+// CHECK-SAME: outs(%{{.*}} : tensor<1x3x3x8xf32>)
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<1x12x3x3xf32>
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[E]][0, 0, 0, 0] [1, 8, 3, 3]
+// CHECK: %[[T:.*]] = linalg.generic
+// CHECK-SAME: ins(%{{.*}} : tensor<1x3x3x8xf32>) outs(%[[S]] : tensor<1x8x3x3xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: linalg.yield %[[IN]] : f32
+// CHECK: tensor.insert_slice %[[T]] into %[[E]]
+// CHECK: linalg.copy
+func.func @concat(%x: tensor<1x7x7x8xf32>, %y: tensor<1x4x3x3xf32>) -> tensor<1x12x3x3xf32> {
+  %z = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<1x8x7x7xf32>
+  %relu = linalg.generic {
+      indexing_maps = [affine_map<(n, c, h, w) -> (n, h, w, c)>,
+                       affine_map<(n, c, h, w) -> (n, c, h, w)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<1x7x7x8xf32>) outs(%e : tensor<1x8x7x7xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.maximumf %v, %z : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8x7x7xf32>
+  %w = tensor.empty() : tensor<3x3xf32>
+  %pe = tensor.empty() : tensor<1x8x3x3xf32>
+  %pf = linalg.fill ins(%ninf : f32) outs(%pe : tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32>
+  %p = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+       ins(%relu, %w : tensor<1x8x7x7xf32>, tensor<3x3xf32>) outs(%pf : tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32>
+  %ce = tensor.empty() : tensor<1x12x3x3xf32>
+  %s0 = tensor.extract_slice %ce[0, 0, 0, 0] [1, 8, 3, 3] [1, 1, 1, 1] : tensor<1x12x3x3xf32> to tensor<1x8x3x3xf32>
+  %c0 = linalg.copy ins(%p : tensor<1x8x3x3xf32>) outs(%s0 : tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32>
+  %i0 = tensor.insert_slice %c0 into %ce[0, 0, 0, 0] [1, 8, 3, 3] [1, 1, 1, 1] : tensor<1x8x3x3xf32> into tensor<1x12x3x3xf32>
+  %s1 = tensor.extract_slice %i0[0, 8, 0, 0] [1, 4, 3, 3] [1, 1, 1, 1] : tensor<1x12x3x3xf32> to tensor<1x4x3x3xf32>
+  %c1 = linalg.copy ins(%y : tensor<1x4x3x3xf32>) outs(%s1 : tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  %i1 = tensor.insert_slice %c1 into %i0[0, 8, 0, 0] [1, 4, 3, 3] [1, 1, 1, 1] : tensor<1x4x3x3xf32> into tensor<1x12x3x3xf32>
+  return %i1 : tensor<1x12x3x3xf32>
 }
 
 // -----

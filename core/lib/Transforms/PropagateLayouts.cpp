@@ -13,7 +13,10 @@
 // it through any indexing map (generics, and the fill + copy + insert_slice
 // padding that the frontends emit in front of the next convolution), the
 // generic is rewritten to produce its result in its inputs' order and the
-// permutation moves into its users' maps. Applied from the top down, the
+// permutation moves into its users' maps; a copy into anything else (a
+// slice of a concatenation) becomes a generic that reads the result through
+// the permutation: the copy transposes, the producer (a pooling window)
+// walks its inputs contiguously. Applied from the top down, the
 // layout of the first convolution's result flows through batch norms,
 // activations, pooling, residual adds and padding to the last consumer:
 // no transpose is left between two convolutions.
@@ -72,6 +75,10 @@ struct LayoutUses {
   /// The reshapes read by `reshapedInputs`, users first: erased once their
   /// generics read the value directly.
   SmallVector<Operation *> reshapes;
+  /// Copies of the value into something that is not a padding (a slice of
+  /// a concatenation): each becomes a generic that reads the value through
+  /// the permutation, a copy that transposes.
+  SmallVector<linalg::CopyOp> copies;
 };
 } // namespace
 
@@ -219,6 +226,8 @@ static bool collectReshapedUses(Operation *reshape,
   return true;
 }
 
+static bool matchPadChain(linalg::CopyOp copy, LayoutUses &uses);
+
 /// Whether `value`'s users can all read it in another layout; collects them.
 static bool collectUses(Value value, LayoutUses &uses) {
   for (OpOperand &use : value.getUses()) {
@@ -236,31 +245,41 @@ static bool collectUses(Value value, LayoutUses &uses) {
       continue;
     }
     auto copy = dyn_cast<linalg::CopyOp>(user);
-    if (!copy || !copy.hasPureTensorSemantics() || !copy.isDpsInput(&use) ||
-        !copy->getResult(0).hasOneUse())
+    if (!copy || !copy.hasPureTensorSemantics() || !copy.isDpsInput(&use))
       return false;
-    PadChain pad;
-    pad.copy = copy;
-    pad.slice = copy.getDpsInits()[0].getDefiningOp<tensor::ExtractSliceOp>();
-    pad.insert =
-        dyn_cast<tensor::InsertSliceOp>(*copy->getResult(0).getUsers().begin());
-    if (!pad.slice || !pad.insert)
-      return false;
-    pad.fill = pad.slice.getSource().getDefiningOp<linalg::FillOp>();
-    if (!pad.fill || pad.insert.getDest() != pad.slice.getSource() ||
-        !pad.fill.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() ||
-        !pad.slice.hasUnitStride() || !pad.insert.hasUnitStride() ||
-        pad.slice.getStaticOffsets() != pad.insert.getStaticOffsets() ||
-        pad.slice.getStaticSizes() != pad.insert.getStaticSizes() ||
-        ShapedType::isDynamicShape(pad.slice.getStaticOffsets()) ||
-        ShapedType::isDynamicShape(pad.slice.getStaticSizes()) ||
-        pad.slice.getSourceType().getRank() !=
-            pad.slice.getResultType().getRank())
-      return false;
-    uses.pads.push_back(pad);
-    if (!collectUses(pad.insert.getResult(), uses))
+    if (!matchPadChain(copy, uses)) {
+      uses.copies.push_back(copy);
+      continue;
+    }
+    if (!collectUses(uses.pads.back().insert.getResult(), uses))
       return false;
   }
+  return true;
+}
+
+/// Whether `copy` is the copy of a PadChain; appends the chain to `uses`.
+static bool matchPadChain(linalg::CopyOp copy, LayoutUses &uses) {
+  if (!copy->getResult(0).hasOneUse())
+    return false;
+  PadChain pad;
+  pad.copy = copy;
+  pad.slice = copy.getDpsInits()[0].getDefiningOp<tensor::ExtractSliceOp>();
+  pad.insert =
+      dyn_cast<tensor::InsertSliceOp>(*copy->getResult(0).getUsers().begin());
+  if (!pad.slice || !pad.insert)
+    return false;
+  pad.fill = pad.slice.getSource().getDefiningOp<linalg::FillOp>();
+  if (!pad.fill || pad.insert.getDest() != pad.slice.getSource() ||
+      !pad.fill.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() ||
+      !pad.slice.hasUnitStride() || !pad.insert.hasUnitStride() ||
+      pad.slice.getStaticOffsets() != pad.insert.getStaticOffsets() ||
+      pad.slice.getStaticSizes() != pad.insert.getStaticSizes() ||
+      ShapedType::isDynamicShape(pad.slice.getStaticOffsets()) ||
+      ShapedType::isDynamicShape(pad.slice.getStaticSizes()) ||
+      pad.slice.getSourceType().getRank() !=
+          pad.slice.getResultType().getRank())
+    return false;
+  uses.pads.push_back(pad);
   return true;
 }
 
@@ -361,6 +380,26 @@ static void rewriteUses(RewriterBase &rewriter, Value oldValue, Value newValue,
       kept.push_back(reshape);
   }
   uses.reshapes = std::move(kept);
+  for (linalg::CopyOp copy : uses.copies) {
+    if (copy.getDpsInputs()[0] != oldValue)
+      continue;
+    rewriter.setInsertionPoint(copy);
+    MLIRContext *ctx = copy.getContext();
+    unsigned rank = perm.size();
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    AffineMap read =
+        AffineMap::get(rank, 0, permute(identity.getResults(), perm), ctx);
+    Value init = copy.getDpsInits()[0];
+    auto transposing = linalg::GenericOp::create(
+        rewriter, copy.getLoc(), TypeRange{init.getType()},
+        ValueRange{newValue}, ValueRange{init},
+        ArrayRef<AffineMap>{read, identity},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [](OpBuilder &b, Location loc, ValueRange args) {
+          linalg::YieldOp::create(b, loc, args[0]);
+        });
+    rewriter.replaceOp(copy, transposing.getResults());
+  }
   for (PadChain pad : uses.pads) {
     if (pad.copy.getDpsInputs()[0] != oldValue)
       continue;
@@ -552,9 +591,10 @@ public:
               llvm::formatv("layout: result produced in its inputs' order "
                             "(permutation [{0}]); {1} generic, {2} padding "
                             "and {3} reshaped users read it through permuted "
-                            "maps",
+                            "maps, {4} copies transpose it",
                             llvm::interleaved(*perm), uses.genericInputs.size(),
-                            uses.pads.size(), uses.reshapedInputs.size()));
+                            uses.pads.size(), uses.reshapedInputs.size(),
+                            uses.copies.size()));
       relayouted.push_back(relayout(rewriter, generic, *perm, uses));
       ++changed;
     }
