@@ -139,6 +139,69 @@ func.func @concat(%x: tensor<1x7x7x8xf32>, %y: tensor<1x4x3x3xf32>) -> tensor<1x
 
 // -----
 
+// Most pieces of a concatenation arrive channels-last (two ReLUs of NHWC
+// values) and its reader is a generic: the concatenation is built
+// channels-last, those pieces are plain copies into it, the NCHW piece is
+// copied transposed, and the reader takes the permutation into its map (it
+// keeps writing NCHW: the function returns its result).
+// EXPLAIN: layout: concatenation of 3 pieces built in their order (permutation [0, 2, 3, 1]); 1 generic, 0 padding and 0 reshaped users read it through permuted maps, 0 copies transpose it
+// CHECK-LABEL: func.func @concat_relayout
+// (canonicalize folds the plain copies into the insert_slices.)
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<1x3x3x12xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %[[E]][0, 0, 0, 0] [1, 3, 3, 4]
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, 0, 4] [1, 3, 3, 4]
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 8] [1, 3, 3, 4]
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x4x3x3xf32>) outs(%{{.*}} : tensor<1x3x3x4xf32>)
+// CHECK: %[[C:.*]] = tensor.insert_slice %{{.*}}[0, 0, 0, 8] [1, 3, 3, 4]
+// CHECK: linalg.generic {{.*}} ins(%[[C]] : tensor<1x3x3x12xf32>) outs(%{{.*}} : tensor<1x12x3x3xf32>)
+// CHECK-NOT: linalg.copy
+func.func @concat_relayout(%a: tensor<1x3x3x4xf32>, %b: tensor<1x3x3x4xf32>,
+                           %c: tensor<1x4x3x3xf32>) -> tensor<1x12x3x3xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x3x3xf32>
+  %ra = linalg.generic {
+      indexing_maps = [affine_map<(n, c, h, w) -> (n, h, w, c)>,
+                       affine_map<(n, c, h, w) -> (n, c, h, w)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%a : tensor<1x3x3x4xf32>) outs(%e : tensor<1x4x3x3xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.maximumf %v, %z : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x3x3xf32>
+  %rb = linalg.generic {
+      indexing_maps = [affine_map<(n, c, h, w) -> (n, h, w, c)>,
+                       affine_map<(n, c, h, w) -> (n, c, h, w)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%b : tensor<1x3x3x4xf32>) outs(%e : tensor<1x4x3x3xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.maximumf %v, %z : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x3x3xf32>
+  %ce = tensor.empty() : tensor<1x12x3x3xf32>
+  %s0 = tensor.extract_slice %ce[0, 0, 0, 0] [1, 4, 3, 3] [1, 1, 1, 1] : tensor<1x12x3x3xf32> to tensor<1x4x3x3xf32>
+  %c0 = linalg.copy ins(%ra : tensor<1x4x3x3xf32>) outs(%s0 : tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  %i0 = tensor.insert_slice %c0 into %ce[0, 0, 0, 0] [1, 4, 3, 3] [1, 1, 1, 1] : tensor<1x4x3x3xf32> into tensor<1x12x3x3xf32>
+  %s1 = tensor.extract_slice %i0[0, 4, 0, 0] [1, 4, 3, 3] [1, 1, 1, 1] : tensor<1x12x3x3xf32> to tensor<1x4x3x3xf32>
+  %c1 = linalg.copy ins(%rb : tensor<1x4x3x3xf32>) outs(%s1 : tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  %i1 = tensor.insert_slice %c1 into %i0[0, 4, 0, 0] [1, 4, 3, 3] [1, 1, 1, 1] : tensor<1x4x3x3xf32> into tensor<1x12x3x3xf32>
+  %s2 = tensor.extract_slice %i1[0, 8, 0, 0] [1, 4, 3, 3] [1, 1, 1, 1] : tensor<1x12x3x3xf32> to tensor<1x4x3x3xf32>
+  %c2 = linalg.copy ins(%c : tensor<1x4x3x3xf32>) outs(%s2 : tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  %i2 = tensor.insert_slice %c2 into %i1[0, 8, 0, 0] [1, 4, 3, 3] [1, 1, 1, 1] : tensor<1x4x3x3xf32> into tensor<1x12x3x3xf32>
+  %oe = tensor.empty() : tensor<1x12x3x3xf32>
+  %o = linalg.generic {
+      indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>,
+                       affine_map<(n, c, h, w) -> (n, c, h, w)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%i2 : tensor<1x12x3x3xf32>) outs(%oe : tensor<1x12x3x3xf32>) {
+  ^bb0(%v: f32, %o2: f32):
+    %r = arith.addf %v, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<1x12x3x3xf32>
+  return %o : tensor<1x12x3x3xf32>
+}
+
+// -----
+
 // A result the function returns keeps its layout (no transpose is added).
 // CHECK-LABEL: func.func @returned
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x8x4x4xf32>)

@@ -67,6 +67,19 @@ struct ReshapedInput {
   SmallVector<unsigned> unboundUnits;
 };
 
+/// A concatenation as the frontends emit it: `pieces[i]` copies a value into
+/// `slices[i]`, a slice of the tensor built so far (at first `empty`), and
+/// `inserts[i]` puts the copy back into it at the same place. A piece is a
+/// linalg.copy or a generic that only copies (one input, all loops
+/// parallel, the result indexed in loop order): a copy that transposes.
+struct ConcatChain {
+  tensor::EmptyOp empty;
+  SmallVector<tensor::ExtractSliceOp> slices;
+  SmallVector<linalg::LinalgOp> pieces;
+  SmallVector<tensor::InsertSliceOp> inserts;
+  Value result() { return inserts.back().getResult(); }
+};
+
 /// Everything that reads a value whose layout changes.
 struct LayoutUses {
   SmallVector<OpOperand *> genericInputs;
@@ -557,6 +570,155 @@ static bool dropTrailingUnitLoops(RewriterBase &rewriter,
   return true;
 }
 
+/// Whether `op` only copies its one input into its init: a linalg.copy, or
+/// a generic over parallel loops that index its result in order and yield
+/// the input (reading it through any map).
+static bool isCopyLike(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op->getNumResults() != 1 || !op.hasPureTensorSemantics())
+    return false;
+  if (isa<linalg::CopyOp>(op))
+    return true;
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic || generic.getNumReductionLoops() != 0 ||
+      !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
+           .isIdentity())
+    return false;
+  auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+  return yield.getNumOperands() == 1 &&
+         yield.getOperand(0) == generic.getBody()->getArgument(0);
+}
+
+/// The concatenation that starts at `empty` (see ConcatChain), or nothing.
+static std::optional<ConcatChain> matchConcat(tensor::EmptyOp empty) {
+  auto type = dyn_cast<RankedTensorType>(empty.getType());
+  if (!type || !type.hasStaticShape() || type.getRank() < 2)
+    return std::nullopt;
+  ConcatChain chain;
+  chain.empty = empty;
+  Value current = empty.getResult();
+  while (true) {
+    tensor::ExtractSliceOp slice;
+    tensor::InsertSliceOp insert;
+    bool others = false;
+    for (OpOperand &use : current.getUses()) {
+      auto s = dyn_cast<tensor::ExtractSliceOp>(use.getOwner());
+      auto i = dyn_cast<tensor::InsertSliceOp>(use.getOwner());
+      if (s && !slice)
+        slice = s;
+      else if (i && !insert && use.getOperandNumber() == 1)
+        insert = i;
+      else
+        others = true;
+    }
+    if (others || !slice || !insert)
+      break;
+    auto piece = insert.getSource().getDefiningOp<linalg::LinalgOp>();
+    if (!piece || !isCopyLike(piece) || !slice->hasOneUse() ||
+        piece.getDpsInits()[0] != slice.getResult() ||
+        !piece->getResult(0).hasOneUse() || !slice.hasUnitStride() ||
+        !insert.hasUnitStride() ||
+        slice.getStaticOffsets() != insert.getStaticOffsets() ||
+        slice.getStaticSizes() != insert.getStaticSizes() ||
+        ShapedType::isDynamicShape(slice.getStaticOffsets()) ||
+        ShapedType::isDynamicShape(slice.getStaticSizes()) ||
+        slice.getResultType().getRank() != type.getRank())
+      return std::nullopt;
+    chain.slices.push_back(slice);
+    chain.pieces.push_back(piece);
+    chain.inserts.push_back(insert);
+    current = insert.getResult();
+  }
+  if (chain.pieces.empty() || current == empty.getResult())
+    return std::nullopt;
+  return chain;
+}
+
+/// The permutation most pieces of `chain` read their values through, when
+/// they outnumber the pieces that read in the concatenation's order.
+static std::optional<SmallVector<int64_t>>
+chooseConcatPermutation(ConcatChain &chain) {
+  unsigned rank = chain.empty.getType().getRank();
+  SmallVector<int64_t> identity = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  unsigned inOrder = 0;
+  SmallVector<std::pair<SmallVector<int64_t>, unsigned>> votes;
+  for (linalg::LinalgOp piece : chain.pieces) {
+    std::optional<SmallVector<int64_t>> perm = getDrivingPermutation(
+        piece.getMatchingIndexingMap(piece.getDpsInputOperand(0)), rank);
+    if (!perm || *perm == identity) {
+      ++inOrder;
+      continue;
+    }
+    auto it = llvm::find_if(votes, [&](auto &v) { return v.first == *perm; });
+    if (it == votes.end())
+      votes.push_back({*perm, 1});
+    else
+      ++it->second;
+  }
+  if (votes.empty())
+    return std::nullopt;
+  auto best = llvm::max_element(
+      votes, [](auto &a, auto &b) { return a.second < b.second; });
+  if (best->second <= inOrder)
+    return std::nullopt;
+  return best->first;
+}
+
+/// Builds `chain` with its dimensions permuted by `perm`: each piece copies
+/// its value into the permuted slice (a plain copy when it read the value
+/// through `perm`), and `uses` read the permuted result. The old chain is
+/// erased; its pieces go into `erased`.
+static void relayoutConcat(RewriterBase &rewriter, ConcatChain &chain,
+                           ArrayRef<int64_t> perm, LayoutUses &uses,
+                           DenseSet<Operation *> &erased) {
+  MLIRContext *ctx = rewriter.getContext();
+  unsigned rank = perm.size();
+  // New loop k runs over old dimension perm[k].
+  SmallVector<AffineExpr> toOldExprs(rank);
+  for (unsigned k = 0; k < rank; ++k)
+    toOldExprs[perm[k]] = getAffineDimExpr(k, ctx);
+  AffineMap toOld = AffineMap::get(rank, 0, toOldExprs, ctx);
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  Operation *last = chain.inserts.back();
+  rewriter.setInsertionPoint(last);
+  Location loc = chain.empty.getLoc();
+  Value current =
+      createInit(rewriter, loc, permuteType(chain.empty.getType(), perm), {});
+  for (auto [slice, piece, insert] :
+       llvm::zip(chain.slices, chain.pieces, chain.inserts)) {
+    SmallVector<OpFoldResult> offsets, sizes,
+        strides(rank, rewriter.getIndexAttr(1));
+    for (int64_t o : permute(slice.getStaticOffsets(), perm))
+      offsets.push_back(rewriter.getIndexAttr(o));
+    for (int64_t z : permute(slice.getStaticSizes(), perm))
+      sizes.push_back(rewriter.getIndexAttr(z));
+    Value newSlice = tensor::ExtractSliceOp::create(rewriter, loc, current,
+                                                    offsets, sizes, strides);
+    AffineMap read = piece.getMatchingIndexingMap(piece.getDpsInputOperand(0))
+                         .compose(toOld);
+    auto copied = linalg::GenericOp::create(
+        rewriter, piece.getLoc(), TypeRange{newSlice.getType()},
+        ValueRange{piece.getDpsInputs()[0]}, ValueRange{newSlice},
+        ArrayRef<AffineMap>{read, identity},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [](OpBuilder &b, Location l, ValueRange args) {
+          linalg::YieldOp::create(b, l, args[0]);
+        });
+    current = tensor::InsertSliceOp::create(rewriter, insert.getLoc(),
+                                            copied.getResult(0), current,
+                                            offsets, sizes, strides);
+  }
+  rewriteUses(rewriter, chain.result(), current, perm, uses);
+  for (int64_t i = chain.pieces.size() - 1; i >= 0; --i) {
+    rewriter.eraseOp(chain.inserts[i]);
+    erased.insert(chain.pieces[i]);
+    rewriter.eraseOp(chain.pieces[i]);
+    rewriter.eraseOp(chain.slices[i]);
+  }
+  erased.insert(chain.empty);
+  rewriter.eraseOp(chain.empty);
+}
+
 namespace {
 class PBPropagateLayoutsPass
     : public pb::impl::PBPropagateLayoutsPassBase<PBPropagateLayoutsPass> {
@@ -576,11 +738,43 @@ public:
       (void)linalg::generalizeNamedOp(rewriter, pool);
     }
 
-    SmallVector<linalg::GenericOp> generics;
-    func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
-    unsigned changed = 0;
+    // Generics and the empty tensors that concatenations start from, in
+    // program order: a concatenation is built in the layout its pieces
+    // arrive in, after their producers changed theirs and before its
+    // readers change theirs.
+    SmallVector<Operation *> worklist;
+    func.walk([&](Operation *op) {
+      if (isa<linalg::GenericOp, tensor::EmptyOp>(op))
+        worklist.push_back(op);
+    });
+    DenseSet<Operation *> erased;
+    unsigned changed = 0, concats = 0;
     SmallVector<linalg::GenericOp> relayouted;
-    for (linalg::GenericOp generic : generics) {
+    for (Operation *op : worklist) {
+      if (erased.contains(op))
+        continue;
+      if (auto empty = dyn_cast<tensor::EmptyOp>(op)) {
+        std::optional<ConcatChain> chain = matchConcat(empty);
+        if (!chain)
+          continue;
+        std::optional<SmallVector<int64_t>> perm =
+            chooseConcatPermutation(*chain);
+        LayoutUses uses;
+        if (!perm || !collectUses(chain->result(), uses))
+          continue;
+        explain(chain->inserts.back(),
+                llvm::formatv("layout: concatenation of {0} pieces built in "
+                              "their order (permutation [{1}]); {2} generic, "
+                              "{3} padding and {4} reshaped users read it "
+                              "through permuted maps, {5} copies transpose it",
+                              chain->pieces.size(), llvm::interleaved(*perm),
+                              uses.genericInputs.size(), uses.pads.size(),
+                              uses.reshapedInputs.size(), uses.copies.size()));
+        relayoutConcat(rewriter, *chain, *perm, uses, erased);
+        ++concats;
+        continue;
+      }
+      auto generic = cast<linalg::GenericOp>(op);
       std::optional<SmallVector<int64_t>> perm = choosePermutation(generic);
       if (!perm)
         continue;
@@ -625,7 +819,7 @@ public:
       explain(func, llvm::formatv("layout: {0} results lose trailing unit "
                                   "dimensions",
                                   dropped));
-    if (changed == 0)
+    if (changed == 0 && concats == 0)
       return;
     // What remains: generics that still read an operand through a
     // permutation of their output (layout changes at the function's edges
@@ -635,9 +829,10 @@ public:
       if (choosePermutation(generic, /*requireMajority=*/false))
         ++left;
     });
-    explain(func, llvm::formatv("layout: {0} results change layout; {1} "
-                                "generics still read an operand transposed",
-                                changed, left));
+    explain(func, llvm::formatv("layout: {0} results and {1} "
+                                "concatenations change layout; {2} generics "
+                                "still read an operand transposed",
+                                changed, concats, left));
   }
 
 private:

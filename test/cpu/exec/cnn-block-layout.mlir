@@ -3,7 +3,7 @@
 // CHECK: OK block: 256 values match the reference
 // EXPLAIN: layout: result produced in its inputs' order (permutation [0, 2, 3, 1]); 1 generic, 1 padding and 0 reshaped users
 // EXPLAIN: layout: result produced in its inputs' order (permutation [0, 2, 3, 1]); 2 generic, 1 padding and 0 reshaped users
-// EXPLAIN: layout: 2 results change layout; 1 generics still read an operand transposed
+// EXPLAIN: layout: 2 results and 0 concatenations change layout; 1 generics still read an operand transposed
 // A ResNet-style block in PyTorch's layout as the frontend emits it: a
 // stride-2 convolution, batch norm + ReLU, padding (fill + copy +
 // insert_slice), 3x3/2 max pooling, a 3x3 convolution on the padded pooled

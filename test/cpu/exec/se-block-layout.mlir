@@ -5,8 +5,8 @@
 // CHECK: OK se_mean_view: 2048 values match the reference
 // EXPLAIN: layout: result produced in its inputs' order (permutation [0, 2, 3, 4, 1]); 1 generic, 0 padding and 1 reshaped users
 // EXPLAIN: layout: 1 results lose trailing unit dimensions
-// EXPLAIN: layout: 1 results change layout; 0 generics still read an operand transposed
-// EXPLAIN: layout: 1 results change layout; 0 generics still read an operand transposed
+// EXPLAIN: layout: 1 results and 0 concatenations change layout; 0 generics still read an operand transposed
+// EXPLAIN: layout: 1 results and 0 concatenations change layout; 0 generics still read an operand transposed
 // Both exponentials (the SiLU's and the gate's, recomputed per pixel) run
 // in vectors of 8 channels: the multiply writes (n, h, w, c) without its
 // trailing unit loops.
