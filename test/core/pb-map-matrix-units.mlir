@@ -221,6 +221,54 @@ func.func @tall_direct_m_blocks(%a: memref<197x768xf32>, %b: memref<768x3072xf32
 
 // -----
 
+// x @ W^T over (batch, sequence): two M loops that index consecutive
+// dimensions of x, the inner one over all of x's extent, so x's rows are
+// one contiguous run. The micro-kernel reads them through x with those
+// dimensions collapsed (one base address for a tile's rows, as in a 2-D x)
+// and the tile is 12 x 2, not the 6 x 4 that a window's rows take. When
+// the inner M loop covers only part of x's dimension (rows 0..63 of 96),
+// the rows are not contiguous: A is read per row and the wide tile stays.
+// EXPLAIN: matrix units: linalg.generic MxNxK 256x128x64 -> VFMA_F32_1x16x1_F32 register tile 12x32
+// EXPLAIN: matrix units: linalg.generic MxNxK 256x128x64 -> VFMA_F32_1x16x1_F32 register tile 6x64
+// CHECK-LABEL: func.func @rows_contiguous
+// CHECK: %[[ROWS:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : memref<4x64x64xf32> into memref<256x64xf32>
+// CHECK: memref.load %[[ROWS]]
+// CHECK-LABEL: func.func @rows_strided
+// CHECK-NOT: memref.collapse_shape
+// CHECK: return
+#x3 = affine_map<(b, s, n, k) -> (b, s, k)>
+#w3 = affine_map<(b, s, n, k) -> (n, k)>
+#y3 = affine_map<(b, s, n, k) -> (b, s, n)>
+func.func @rows_contiguous(%x: memref<4x64x64xf32>, %w: memref<128x64xf32>,
+                           %y: memref<4x64x128xf32>) {
+  linalg.generic {indexing_maps = [#x3, #w3, #y3],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x64x64xf32>, memref<128x64xf32>)
+      outs(%y : memref<4x64x128xf32>) {
+  ^bb0(%a: f32, %bv: f32, %acc: f32):
+    %m = arith.mulf %a, %bv : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+#x3t = affine_map<(b, s, n, k) -> (s, b, k)>
+func.func @rows_strided(%x: memref<64x4x64xf32>, %w: memref<128x64xf32>,
+                        %y: memref<4x64x128xf32>) {
+  linalg.generic {indexing_maps = [#x3t, #w3, #y3],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<64x4x64xf32>, memref<128x64xf32>)
+      outs(%y : memref<4x64x128xf32>) {
+  ^bb0(%a: f32, %bv: f32, %acc: f32):
+    %m = arith.mulf %a, %bv : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // N narrower than the tile's two vectors but one vector wide or more (16
 // output channels on 16 lanes): rows of one vector, twice as many rows.
 // EXPLAIN: matrix units: linalg.matmul MxNxK 256x16x64 -> VFMA_F32_1x16x1_F32 register tile 24x16 (24 accumulators of 32 registers)

@@ -26,6 +26,45 @@ using namespace mlir::pb;
 
 namespace mlir::pb::gemm {
 
+std::optional<unsigned> contiguousRowsOfA(linalg::LinalgOp op,
+                                          const GemmDims &dims) {
+  if (dims.m.size() < 2)
+    return std::nullopt;
+  OpOperand *aOperand = op.getDpsInputOperand(0);
+  auto type = dyn_cast<MemRefType>(aOperand->get().getType());
+  if (!type || !type.getLayout().isIdentity())
+    return std::nullopt;
+  AffineMap map = op.getMatchingIndexingMap(aOperand);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  std::optional<unsigned> first;
+  for (auto [pos, result] : llvm::enumerate(map.getResults())) {
+    auto dim = dyn_cast<AffineDimExpr>(result);
+    if (dim && dim.getPosition() == dims.m.front()) {
+      first = pos;
+      break;
+    }
+  }
+  if (!first || *first + dims.m.size() > map.getNumResults())
+    return std::nullopt;
+  for (auto [i, loop] : llvm::enumerate(dims.m)) {
+    auto dim = dyn_cast<AffineDimExpr>(map.getResult(*first + i));
+    if (!dim || dim.getPosition() != loop)
+      return std::nullopt;
+    if (i > 0 && (type.isDynamicDim(*first + i) ||
+                  type.getDimSize(*first + i) != ranges[loop]))
+      return std::nullopt;
+  }
+  // No other index of A may use an M loop.
+  for (auto [pos, result] : llvm::enumerate(map.getResults())) {
+    if (pos >= *first && pos < *first + dims.m.size())
+      continue;
+    for (unsigned loop : dims.m)
+      if (result.isFunctionOfDim(loop))
+        return std::nullopt;
+  }
+  return first;
+}
+
 void GemmBuilder::build() {
   Type f = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType())
                .getElementType();
@@ -47,6 +86,23 @@ void GemmBuilder::build() {
         memref::GetGlobalOp::create(b, packedB.getType(), packedB.getSymName());
   else if (!p.batchParallel && !p.nParallel)
     bp = memref::AllocOp::create(b, bpType, b.getI64IntegerAttr(64));
+
+  if (p.directA) {
+    if (std::optional<unsigned> pos = contiguousRowsOfA(op, dims)) {
+      Value a = op.getDpsInputOperand(0)->get();
+      int64_t rank = cast<MemRefType>(a.getType()).getRank();
+      SmallVector<ReassociationIndices> groups;
+      for (int64_t d = 0; d < rank;) {
+        ReassociationIndices group{d++};
+        if (group.front() == *pos)
+          while (d < static_cast<int64_t>(*pos + dims.m.size()))
+            group.push_back(d++);
+        groups.push_back(group);
+      }
+      aRows = memref::CollapseShapeOp::create(b, a, groups);
+      aRowsPos = *pos;
+    }
+  }
 
   SmallVector<Value> loops(ranges.size());
   auto jcBlock = [&]() {
@@ -704,7 +760,14 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
         row = minIdx(row, p.m - 1);
       setRow(loops, row);
       setK(loops, pc);
-      aIndex.push_back(indices(aOperand, loops));
+      SmallVector<Value> index = indices(aOperand, loops);
+      if (aRows) {
+        // The M indices become the flattened row (contiguousRowsOfA).
+        index.erase(index.begin() + aRowsPos,
+                    index.begin() + aRowsPos + dims.m.size());
+        index.insert(index.begin() + aRowsPos, row);
+      }
+      aIndex.push_back(index);
     }
   }
 
@@ -726,7 +789,7 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
       if (p.directA) {
         SmallVector<Value> index(aIndex[r]);
         index.back() = arith::AddIOp::create(b, index.back(), kk);
-        a = memref::LoadOp::create(b, aOperand->get(), index);
+        a = memref::LoadOp::create(b, aRows ? aRows : aOperand->get(), index);
       } else {
         a = memref::LoadOp::create(b, ap, ValueRange{ip, kk, idx(r)});
       }

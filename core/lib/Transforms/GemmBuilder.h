@@ -113,6 +113,18 @@ struct GemmPlan {
   int64_t m, n, k;
 };
 
+/// Where A's rows run contiguously: the position in A's indexing map of the
+/// first of several M loops (`dims.m`) that index consecutive dimensions of
+/// A in their order, each one after the first over A's whole extent, in an
+/// A with the identity layout; none otherwise (one M loop, a convolution's
+/// window rows oh + kh, a padded or strided view). A flattened row r then
+/// lies one row stride after row r - 1, as in a two-dimensional A: read in
+/// place through the M dimensions collapsed, a register tile's rows share
+/// one base address (BERT's x @ W^T over (batch, sequence) computed twelve
+/// row addresses, each from a division, live across the K loop).
+std::optional<unsigned> contiguousRowsOfA(linalg::LinalgOp op,
+                                          const GemmDims &dims);
+
 /// The shape of B packed at compile time: N blocks x K blocks x panels x
 /// KC x NR (`kBlocks`: the outer K loops' extents times the KC blocks).
 SmallVector<int64_t> packedBShape(const GemmPlan &p, int64_t kBlocks);
@@ -220,6 +232,11 @@ private:
   SmallVector<int64_t> ranges;
   StringAttr levelAttr;
   linalg::GenericOp epilogue;
+  /// With `directA` and contiguousRowsOfA: A with its M dimensions
+  /// collapsed into one, which the micro-kernel reads row by row, and that
+  /// dimension's position.
+  Value aRows;
+  unsigned aRowsPos = 0;
   /// True in the last K block, where the epilogue applies (set per block).
   Value lastK;
   /// C's value before the contraction, when a fill made it uniform.

@@ -3,8 +3,8 @@
 // RUN: pb-run %t.opt --check-against=%t.ref --atol=1e-4 | FileCheck %s
 // RUN: pb-opt %s --target=cpu-x86-64-v4 --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: pb-opt %s --target=cpu-x86-64-v3 --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=AVX2
-// Channels-last convolutions read A (the pixels) in place through a
-// flattened M (image, oh, ow): on 32 vector registers their register tile
+// Channels-last convolutions with a window read A (the pixels) in place
+// through a flattened M (image, oh, ow): on 32 vector registers their register tile
 // is 6 rows x 4 vectors instead of 12 x 2, each row's index into A live
 // across the K loop and each 64-column panel reading A once. With 16
 // registers the tile stays 6 x 2 (a 3 x 4 tile would have fewer rows than
@@ -19,10 +19,13 @@
 // AVX2: matrix units: linalg.generic MxNxK 112x128x64 -> VFMA_F32_1x8x1_F32 register tile 6x16 (12 accumulators of 16 registers)
 // CHECK: OK conv3x3: 14336 values match the reference
 //
-// @pointwise_k200: a 1x1 convolution over 200 channels (three K blocks of
-// 80, 80 and 40) into 64 filters, 35 pixels (5 full tiles and one of 5
-// rows), added to C's earlier contents (no fill).
-// EXPLAIN: matrix units: linalg.generic MxNxK 35x64x200 -> VFMA_F32_1x16x1_F32 register tile 6x64 (24 accumulators of 32 registers), KC=80 (l1d)
+// @pointwise_k200: a 1x1 convolution over 200 channels into 64 filters,
+// 35 pixels, added to C's earlier contents (no fill). Its pixels are one
+// contiguous run of rows (n, oh, ow index the input directly), so A is
+// read through them collapsed, one base address per tile as in a 2-D A,
+// and the tile stays 12 x 2: 3 M blocks (two full tiles and one of 11
+// rows), K blocks of 112 and 88.
+// EXPLAIN: matrix units: linalg.generic MxNxK 35x64x200 -> VFMA_F32_1x16x1_F32 register tile 12x32 (24 accumulators of 32 registers), KC=112 (l1d)
 // CHECK: OK pointwise_k200: 2240 values match the reference
 //
 // @matmul: a plain 2-D matmul (one M loop: its rows are a fixed stride
