@@ -230,12 +230,20 @@ func.func @tall_direct_m_blocks(%a: memref<197x768xf32>, %b: memref<768x3072xf32
 // the rows are not contiguous: A is read per row and the wide tile stays.
 // EXPLAIN: matrix units: linalg.generic MxNxK 256x128x64 -> VFMA_F32_1x16x1_F32 register tile 12x32
 // EXPLAIN: matrix units: linalg.generic MxNxK 256x128x64 -> VFMA_F32_1x16x1_F32 register tile 6x64
+// C's rows (batch, sequence) are contiguous in both: it is read and
+// written through them collapsed too.
 // CHECK-LABEL: func.func @rows_contiguous
-// CHECK: %[[ROWS:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : memref<4x64x64xf32> into memref<256x64xf32>
+// CHECK: %[[ROWS:.*]] = memref.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : memref<4x64x64xf32> into memref<256x64xf32>
+// CHECK: %[[CROWS:.*]] = memref.collapse_shape %arg2 {{\[\[}}0, 1], [2]] : memref<4x64x128xf32> into memref<256x128xf32>
 // CHECK: memref.load %[[ROWS]]
+// CHECK: vector.load %[[CROWS]]
+// CHECK: vector.store %{{.*}}, %[[CROWS]]
 // CHECK-LABEL: func.func @rows_strided
-// CHECK-NOT: memref.collapse_shape
-// CHECK: return
+// CHECK-NOT: memref.collapse_shape %arg0
+// CHECK: %[[CROWS2:.*]] = memref.collapse_shape %arg2
+// CHECK-NOT: memref.collapse_shape %arg0
+// CHECK: memref.load %arg0
+// CHECK: vector.store %{{.*}}, %[[CROWS2]]
 #x3 = affine_map<(b, s, n, k) -> (b, s, k)>
 #w3 = affine_map<(b, s, n, k) -> (n, k)>
 #y3 = affine_map<(b, s, n, k) -> (b, s, n)>

@@ -26,15 +26,14 @@ using namespace mlir::pb;
 
 namespace mlir::pb::gemm {
 
-std::optional<unsigned> contiguousRowsOfA(linalg::LinalgOp op,
-                                          const GemmDims &dims) {
+std::optional<unsigned> contiguousRows(linalg::LinalgOp op, OpOperand *operand,
+                                       const GemmDims &dims) {
   if (dims.m.size() < 2)
     return std::nullopt;
-  OpOperand *aOperand = op.getDpsInputOperand(0);
-  auto type = dyn_cast<MemRefType>(aOperand->get().getType());
+  auto type = dyn_cast<MemRefType>(operand->get().getType());
   if (!type || !type.getLayout().isIdentity())
     return std::nullopt;
-  AffineMap map = op.getMatchingIndexingMap(aOperand);
+  AffineMap map = op.getMatchingIndexingMap(operand);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   std::optional<unsigned> first;
   for (auto [pos, result] : llvm::enumerate(map.getResults())) {
@@ -54,7 +53,7 @@ std::optional<unsigned> contiguousRowsOfA(linalg::LinalgOp op,
                   type.getDimSize(*first + i) != ranges[loop]))
       return std::nullopt;
   }
-  // No other index of A may use an M loop.
+  // No other index may use an M loop.
   for (auto [pos, result] : llvm::enumerate(map.getResults())) {
     if (pos >= *first && pos < *first + dims.m.size())
       continue;
@@ -63,6 +62,19 @@ std::optional<unsigned> contiguousRowsOfA(linalg::LinalgOp op,
         return std::nullopt;
   }
   return first;
+}
+
+Value GemmBuilder::collapseDims(Value memref, unsigned first) {
+  int64_t rank = cast<MemRefType>(memref.getType()).getRank();
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t d = 0; d < rank;) {
+    ReassociationIndices group{d++};
+    if (group.front() == first)
+      while (d < static_cast<int64_t>(first + dims.m.size()))
+        group.push_back(d++);
+    groups.push_back(group);
+  }
+  return memref::CollapseShapeOp::create(b, memref, groups);
 }
 
 void GemmBuilder::build() {
@@ -89,18 +101,19 @@ void GemmBuilder::build() {
 
   if (p.directA) {
     if (std::optional<unsigned> pos = contiguousRowsOfA(op, dims)) {
-      Value a = op.getDpsInputOperand(0)->get();
-      int64_t rank = cast<MemRefType>(a.getType()).getRank();
-      SmallVector<ReassociationIndices> groups;
-      for (int64_t d = 0; d < rank;) {
-        ReassociationIndices group{d++};
-        if (group.front() == *pos)
-          while (d < static_cast<int64_t>(*pos + dims.m.size()))
-            group.push_back(d++);
-        groups.push_back(group);
-      }
-      aRows = memref::CollapseShapeOp::create(b, a, groups);
+      aRows = collapseDims(op.getDpsInputOperand(0)->get(), *pos);
       aRowsPos = *pos;
+    }
+  }
+  if (std::optional<unsigned> pos =
+          contiguousRows(op, op.getDpsInitOperand(0), dims)) {
+    cRowsPos = *pos;
+    cRows = collapseDims(op.getDpsInitOperand(0)->get(), cRowsPos);
+    // The epilogue's output has C's shape and its loops (identity maps).
+    if (epilogue) {
+      Value out = epilogue.getDpsInitOperand(0)->get();
+      if (cast<MemRefType>(out.getType()).getLayout().isIdentity())
+        epilogueRows = collapseDims(out, cRowsPos);
     }
   }
 
@@ -736,6 +749,13 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
     setColumn(loops, arith::AddIOp::create(b, j0, idx(v * p.lanes)));
     return std::make_pair(indices(cOperand, loops), rows[r]);
   };
+  // C as the micro-kernel reads and writes it: through its collapsed rows
+  // when they are contiguous (contiguousRows), with the indices for it.
+  Value cView = cRows ? cRows : cMem;
+  auto cAt = [&](int64_t r, int64_t v) {
+    auto [index, row] = cIndices(r, v);
+    return cRows ? rowIndex(index, row) : index;
+  };
 
   // Prefetch the C tile, which the K loop's result is added to: the rows
   // are a row stride apart and missed the caches when the accumulators
@@ -743,7 +763,7 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
   if (fullTile)
     for (int64_t r = 0; r < p.mr; ++r)
       for (int64_t v = 0; v < nv; ++v)
-        memref::PrefetchOp::create(b, cMem, cIndices(r, v).first,
+        memref::PrefetchOp::create(b, cView, cAt(r, v),
                                    /*isWrite=*/true, /*localityHint=*/3,
                                    /*isDataCache=*/true);
 
@@ -807,11 +827,12 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
     SmallVector<Value> sums;
     for (int64_t r = 0; r < p.mr; ++r) {
       for (int64_t v = 0; v < nv; ++v) {
-        auto [index, row] = cIndices(r, v);
+        Value row = rows[r];
+        SmallVector<Value> index = cAt(r, v);
         Value acc = kLoop.getResult(r * nv + v);
         Value c;
         if (fullTile) {
-          c = vector::LoadOp::create(b, vecType, cMem, index);
+          c = vector::LoadOp::create(b, vecType, cView, index);
         } else {
           Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
                                                row, idx(p.m));
@@ -819,7 +840,7 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
           OpBuilder::InsertionGuard g(b);
           b.setInsertionPointToStart(ifOp.thenBlock());
           Value read = vector::TransferReadOp::create(
-              b, vecType, cMem, index, zero, ArrayRef<bool>{false});
+              b, vecType, cView, index, zero, ArrayRef<bool>{false});
           scf::YieldOp::create(b, read);
           b.setInsertionPointToStart(ifOp.elseBlock());
           scf::YieldOp::create(b, zeroVec);
@@ -874,6 +895,8 @@ void GemmBuilder::storeTile(ArrayRef<Value> accs,
   int64_t nv = p.nr / p.lanes;
   Value target = withEpilogue ? epilogue.getDpsInitOperand(0)->get()
                               : op.getDpsInitOperand(0)->get();
+  // The target through its collapsed rows (contiguousRows), when it has them.
+  Value targetRows = withEpilogue ? epilogueRows : cRows;
   for (int64_t r = 0; r < p.mr; ++r) {
     std::optional<OpBuilder::InsertionGuard> guard;
     if (!fullTile) {
@@ -889,10 +912,16 @@ void GemmBuilder::storeTile(ArrayRef<Value> accs,
       Value value = accs[r * nv + v];
       if (withEpilogue)
         value = applyEpilogue(value, index, fullTile);
+      Value memref = target;
+      SmallVector<Value> at(index);
+      if (targetRows) {
+        memref = targetRows;
+        at = rowIndex(index, rows[r]);
+      }
       if (fullTile)
-        vector::StoreOp::create(b, value, target, index);
+        vector::StoreOp::create(b, value, memref, at);
       else
-        vector::TransferWriteOp::create(b, value, target, index,
+        vector::TransferWriteOp::create(b, value, memref, at,
                                         ArrayRef<bool>{false});
     }
   }

@@ -113,17 +113,22 @@ struct GemmPlan {
   int64_t m, n, k;
 };
 
-/// Where A's rows run contiguously: the position in A's indexing map of the
-/// first of several M loops (`dims.m`) that index consecutive dimensions of
-/// A in their order, each one after the first over A's whole extent, in an
-/// A with the identity layout; none otherwise (one M loop, a convolution's
-/// window rows oh + kh, a padded or strided view). A flattened row r then
-/// lies one row stride after row r - 1, as in a two-dimensional A: read in
-/// place through the M dimensions collapsed, a register tile's rows share
-/// one base address (BERT's x @ W^T over (batch, sequence) computed twelve
-/// row addresses, each from a division, live across the K loop).
-std::optional<unsigned> contiguousRowsOfA(linalg::LinalgOp op,
-                                          const GemmDims &dims);
+/// Where an operand's rows run contiguously: the position in its indexing
+/// map of the first of several M loops (`dims.m`) that index consecutive
+/// dimensions of the operand in their order, each one after the first over
+/// the operand's whole extent, in a buffer with the identity layout; none
+/// otherwise (one M loop, a convolution's window rows oh + kh, a transposed
+/// order). A flattened row r then lies one row stride after row r - 1, as
+/// in a two-dimensional operand: accessed through the M dimensions
+/// collapsed, a register tile's rows share one base address (BERT's x @ W^T
+/// over (batch, sequence) computed twelve row addresses of A and of C, each
+/// from a division, live across the K loop).
+std::optional<unsigned> contiguousRows(linalg::LinalgOp op, OpOperand *operand,
+                                       const GemmDims &dims);
+inline std::optional<unsigned> contiguousRowsOfA(linalg::LinalgOp op,
+                                                 const GemmDims &dims) {
+  return contiguousRows(op, op.getDpsInputOperand(0), dims);
+}
 
 /// The shape of B packed at compile time: N blocks x K blocks x panels x
 /// KC x NR (`kBlocks`: the outer K loops' extents times the KC blocks).
@@ -210,6 +215,9 @@ private:
   /// The (panels, KC, NR) view of K block `kb` of the packed B `bp`.
   Value kBlockOf(Value bp, Value kb);
   void transposeSquare(SmallVector<Value> &rows);
+  /// `memref` with the M dimensions starting at `first` collapsed into one
+  /// (see contiguousRows).
+  Value collapseDims(Value memref, unsigned first);
   /// Loops over the tasks [0, uppers): a parallel loop on the chosen level,
   /// or plain loops inside a batch-parallel task. The insertion point moves
   /// into the innermost body; returns the induction variables.
@@ -237,6 +245,19 @@ private:
   /// dimension's position.
   Value aRows;
   unsigned aRowsPos = 0;
+  /// Likewise C and the fused epilogue's output, when their rows are
+  /// contiguous (null otherwise), and the position of their collapsed M.
+  Value cRows, epilogueRows;
+  unsigned cRowsPos = 0;
+  /// `fullIndex` (C's indices of flattened row `row`) for `rowsView`, the
+  /// collapsed C or epilogue output.
+  SmallVector<Value> rowIndex(ArrayRef<Value> fullIndex, Value row) {
+    SmallVector<Value> index(fullIndex);
+    index.erase(index.begin() + cRowsPos,
+                index.begin() + cRowsPos + dims.m.size());
+    index.insert(index.begin() + cRowsPos, row);
+    return index;
+  }
   /// True in the last K block, where the epilogue applies (set per block).
   Value lastK;
   /// C's value before the contraction, when a fill made it uniform.

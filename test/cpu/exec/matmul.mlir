@@ -190,3 +190,40 @@ func.func @batched_fill(%a: tensor<8x20x600xf32>, %b: tensor<8x600x32xf32>) -> t
                            outs(%f : tensor<8x20x32xf32>) -> tensor<8x20x32xf32>
   return %r : tensor<8x20x32xf32>
 }
+
+// x @ W^T + bias, ReLU over (batch, sequence) = 3 x 67 rows: A and C are
+// read and written through their collapsed rows (two M loops, contiguous),
+// the fill folded, the epilogue fused into the final stores, and the last
+// register tile of each M block partial (201 rows).
+// CHECK: OK linear_rows: 16080 values match the reference
+func.func @linear_rows(%x: tensor<3x67x96xf32>, %w: tensor<80x96xf32>,
+                       %bias: tensor<80xf32>) -> tensor<3x67x80xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x67x80xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<3x67x80xf32>) -> tensor<3x67x80xf32>
+  %c = linalg.generic {
+      indexing_maps = [affine_map<(b, s, n, k) -> (b, s, k)>,
+                       affine_map<(b, s, n, k) -> (n, k)>,
+                       affine_map<(b, s, n, k) -> (b, s, n)>],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<3x67x96xf32>, tensor<80x96xf32>)
+      outs(%f : tensor<3x67x80xf32>) {
+  ^bb0(%a: f32, %bv: f32, %acc: f32):
+    %p = arith.mulf %a, %bv : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<3x67x80xf32>
+  %r = linalg.generic {
+      indexing_maps = [affine_map<(b, s, n) -> (b, s, n)>,
+                       affine_map<(b, s, n) -> (n)>,
+                       affine_map<(b, s, n) -> (b, s, n)>],
+      iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%c, %bias : tensor<3x67x80xf32>, tensor<80xf32>)
+      outs(%e : tensor<3x67x80xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    %m = arith.maximumf %s, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<3x67x80xf32>
+  return %r : tensor<3x67x80xf32>
+}
