@@ -249,8 +249,8 @@ private:
   /// contiguous (null otherwise), and the position of their collapsed M.
   Value cRows, epilogueRows;
   unsigned cRowsPos = 0;
-  /// `fullIndex` (C's indices of flattened row `row`) for `rowsView`, the
-  /// collapsed C or epilogue output.
+  /// C's indices `fullIndex` of flattened row `row`, as indices into the
+  /// collapsed C or epilogue output (cRows, epilogueRows).
   SmallVector<Value> rowIndex(ArrayRef<Value> fullIndex, Value row) {
     SmallVector<Value> index(fullIndex);
     index.erase(index.begin() + cRowsPos,
