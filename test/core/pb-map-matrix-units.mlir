@@ -226,8 +226,9 @@ func.func @tall_direct_m_blocks(%a: memref<197x768xf32>, %b: memref<768x3072xf32
 // one contiguous run. The micro-kernel reads them through x with those
 // dimensions collapsed (one base address for a tile's rows, as in a 2-D x)
 // and the tile is 12 x 2, not the 6 x 4 that a window's rows take. When
-// the inner M loop covers only part of x's dimension (rows 0..63 of 96),
-// the rows are not contiguous: A is read per row and the wide tile stays.
+// x is (sequence, batch, features), a row's successor in (batch, sequence)
+// order lies 4 rows further on: A is read row by row and the wide tile
+// stays.
 // EXPLAIN: matrix units: linalg.generic MxNxK 256x128x64 -> VFMA_F32_1x16x1_F32 register tile 12x32
 // EXPLAIN: matrix units: linalg.generic MxNxK 256x128x64 -> VFMA_F32_1x16x1_F32 register tile 6x64
 // C's rows (batch, sequence) are contiguous in both: it is read and

@@ -4,11 +4,11 @@
 // RUN: pb-opt %s --target=cpu-x86-64-v4 --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: pb-opt %s --target=cpu-x86-64-v3 --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=AVX2
 // Channels-last convolutions with a window read A (the pixels) in place
-// through a flattened M (image, oh, ow): on 32 vector registers their register tile
-// is 6 rows x 4 vectors instead of 12 x 2, each row's index into A live
-// across the K loop and each 64-column panel reading A once. With 16
-// registers the tile stays 6 x 2 (a 3 x 4 tile would have fewer rows than
-// vectors across).
+// through a flattened M (image, oh, ow): on 32 vector registers their
+// register tile is 6 rows x 4 vectors instead of 12 x 2, each row's index
+// into A live across the K loop and each 64-column panel reading A once.
+// With 16 registers the tile stays 6 x 2 (a 3 x 4 tile would have fewer
+// rows than vectors across).
 //
 // @conv3x3: 2 x 8 x 7 = 112 pixels (18 full tiles and one of 4 rows), 128
 // filters (two panels), nine window positions of 64 channels, the fill
