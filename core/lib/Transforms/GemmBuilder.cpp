@@ -754,7 +754,7 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
   Value cView = cRows ? cRows : cMem;
   auto cAt = [&](int64_t r, int64_t v) {
     auto [index, row] = cIndices(r, v);
-    return cRows ? rowIndex(index, row) : index;
+    return cRows ? rowIndex(index, row, cRowsPos) : index;
   };
 
   // Prefetch the C tile, which the K loop's result is added to: the rows
@@ -781,13 +781,8 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
       setRow(loops, row);
       setK(loops, pc);
       SmallVector<Value> index = indices(aOperand, loops);
-      if (aRows) {
-        // The M indices become the flattened row (contiguousRowsOfA).
-        index.erase(index.begin() + aRowsPos,
-                    index.begin() + aRowsPos + dims.m.size());
-        index.insert(index.begin() + aRowsPos, row);
-      }
-      aIndex.push_back(index);
+      // The M indices become the flattened row (contiguousRowsOfA).
+      aIndex.push_back(aRows ? rowIndex(index, row, aRowsPos) : index);
     }
   }
 
@@ -916,7 +911,7 @@ void GemmBuilder::storeTile(ArrayRef<Value> accs,
       SmallVector<Value> at(index);
       if (targetRows) {
         memref = targetRows;
-        at = rowIndex(index, rows[r]);
+        at = rowIndex(index, rows[r], cRowsPos);
       }
       if (fullTile)
         vector::StoreOp::create(b, value, memref, at);

@@ -249,13 +249,14 @@ private:
   /// contiguous (null otherwise), and the position of their collapsed M.
   Value cRows, epilogueRows;
   unsigned cRowsPos = 0;
-  /// C's indices `fullIndex` of flattened row `row`, as indices into the
-  /// collapsed C or epilogue output (cRows, epilogueRows).
-  SmallVector<Value> rowIndex(ArrayRef<Value> fullIndex, Value row) {
+  /// An operand's indices `fullIndex` of flattened row `row`, as indices
+  /// into that operand with its M dimensions collapsed at `pos` (aRows,
+  /// cRows, epilogueRows).
+  SmallVector<Value> rowIndex(ArrayRef<Value> fullIndex, Value row,
+                              unsigned pos) {
     SmallVector<Value> index(fullIndex);
-    index.erase(index.begin() + cRowsPos,
-                index.begin() + cRowsPos + dims.m.size());
-    index.insert(index.begin() + cRowsPos, row);
+    index.erase(index.begin() + pos, index.begin() + pos + dims.m.size());
+    index.insert(index.begin() + pos, row);
     return index;
   }
   /// True in the last K block, where the epilogue applies (set per block).
