@@ -20,6 +20,9 @@ config.substitutions.append(("%pb_src_root", config.pb_src_root))
 config.substitutions.append(("%pb_obj_root", config.pb_obj_root))
 config.substitutions.append(
     ("%targets_td", os.path.join(config.pb_src_root, "targets")))
+# Python helpers of the tests (test/lib).
+config.substitutions.append(
+    ("%pb_test_lib", os.path.join(config.pb_src_root, "test", "lib")))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -32,6 +32,7 @@ class StatusCode:
     UNSUPPORTED = 3
     IO_ERROR = 4
     RUNTIME_ERROR = 5
+    INVALID_ARTIFACT = 6
     # Not a C API code: the library itself could not be found or loaded.
     LIBRARY_NOT_FOUND = -1
 
@@ -42,6 +43,7 @@ class StatusCode:
         3: "UNSUPPORTED",
         4: "IO_ERROR",
         5: "RUNTIME_ERROR",
+        6: "INVALID_ARTIFACT",
         -1: "LIBRARY_NOT_FOUND",
     }
 
@@ -99,6 +101,9 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.pbArtifactSave.restype = c_status
     lib.pbArtifactLoad.argtypes = [ctypes.c_char_p, ctypes.POINTER(vp)]
     lib.pbArtifactLoad.restype = c_status
+    lib.pbArtifactLoadFromMemory.argtypes = [ctypes.c_char_p, ctypes.c_size_t,
+                                             ctypes.POINTER(vp)]
+    lib.pbArtifactLoadFromMemory.restype = c_status
     lib.pbArtifactDestroy.argtypes = [vp]
     lib.pbArtifactDestroy.restype = None
     lib.pbExecutableLoad.argtypes = [vp, ctypes.POINTER(vp)]
@@ -192,6 +197,13 @@ class ArtifactHandle:
         lib = library()
         out = ctypes.c_void_p()
         check(lib.pbArtifactLoad(os.fsencode(path), ctypes.byref(out)))
+        return cls(out.value)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "ArtifactHandle":
+        lib = library()
+        out = ctypes.c_void_p()
+        check(lib.pbArtifactLoadFromMemory(data, len(data), ctypes.byref(out)))
         return cls(out.value)
 
     def metadata_json(self) -> str:

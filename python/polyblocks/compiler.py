@@ -11,7 +11,12 @@ Compilations are cached: key = sha256(module text, target, options,
 pbVersion(), identity of the loaded libPolyBlocks.so), first in a per-process
 dict, then on disk in ``$POLYBLOCKS_CACHE_DIR`` (default
 ``~/.cache/polyblocks``; ``POLYBLOCKS_CACHE=0`` turns the disk cache off).
-Cache files are written atomically (temporary file + ``os.replace``).
+Cache files are written atomically (temporary file + ``os.replace``), so
+that processes compiling the same module at once each read either nothing
+or a whole file. A cache file that fails the loader's checks (damaged,
+truncated, another format version) is a miss: it is logged, compiled again
+and rewritten. A cache directory that cannot be written (read-only, full) is
+not used again by the process, after one warning.
 """
 
 from __future__ import annotations
@@ -181,7 +186,14 @@ class Artifact:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Artifact":
+        """Loads an artifact file; a damaged, truncated or foreign file
+        raises PolyBlocksError with code StatusCode.INVALID_ARTIFACT."""
         return cls(_capi.ArtifactHandle.load(path))
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "Artifact":
+        """The artifact whose file holds ``data`` (checked as :meth:`load`)."""
+        return cls(_capi.ArtifactHandle.from_bytes(bytes(data)))
 
     def executable(self) -> "Executable":
         """The artifact's code loaded into this process (loaded once)."""
@@ -349,6 +361,8 @@ def compile(mlir_text: str, target: str = "cpu-host",
         stats["memory_hits"] += 1
         return art
     directory = cache_dir()
+    if directory is not None and directory in _unwritable_cache_dirs:
+        directory = None
     path = directory / f"{key}.pbart" if directory is not None else None
     if path is not None and path.is_file():
         try:
@@ -356,7 +370,10 @@ def compile(mlir_text: str, target: str = "cpu-host",
             stats["disk_hits"] += 1
             log.debug("polyblocks: disk cache hit %s", path)
         except PolyBlocksError as e:
-            log.warning("polyblocks: ignoring unreadable cache file %s: %s", path, e)
+            # Damaged, truncated or of another format version: a miss, and
+            # the entry is rewritten below.
+            log.warning("polyblocks: ignoring invalid cache file %s (compiling "
+                        "again and rewriting it): %s", path, e)
             art = None
     if art is None:
         art = Artifact(_capi.ArtifactHandle.compile(mlir_text, target, opts or None), key)
@@ -366,6 +383,11 @@ def compile(mlir_text: str, target: str = "cpu-host",
     with _cache_lock:
         art = _memory_cache.setdefault(key, art)
     return art
+
+
+# Cache directories that could not be written in this process: not used
+# again (a warning was logged once for each).
+_unwritable_cache_dirs: set[Path] = set()
 
 
 def _store(art: Artifact, path: Path) -> None:
@@ -381,4 +403,9 @@ def _store(art: Artifact, path: Path) -> None:
             if os.path.exists(tmp):
                 os.unlink(tmp)
     except (OSError, PolyBlocksError) as e:
-        log.warning("polyblocks: cannot write the compile cache at %s: %s", path, e)
+        with _cache_lock:
+            first = path.parent not in _unwritable_cache_dirs
+            _unwritable_cache_dirs.add(path.parent)
+        if first:
+            log.warning("polyblocks: cannot write the compile cache at %s (%s); "
+                        "the disk cache is off for this process", path.parent, e)

@@ -20,6 +20,7 @@
 #include "Internal.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Base64.h"
 #include "llvm/Support/JSON.h"
 
@@ -253,14 +254,39 @@ static bool getUnsigned3(const llvm::json::Array *array, unsigned out[3]) {
   return true;
 }
 
-pb_status *
-mlir::pb::runtime::loadCudaExecutable(const pb_artifact &artifact,
-                                      const llvm::json::Array &entries,
-                                      CudaExecutablePtr &out) {
-  const Driver *driver = nullptr;
-  if (pb_status *status = getDriver(driver))
-    return status;
+namespace {
+/// A launch as the payload states it, before the driver resolves it.
+struct LaunchSpec {
+  std::string module, kernel;
+  unsigned grid[3], block[3];
+  unsigned dynamicShared;
+  std::vector<size_t> args;
+};
+struct PlanSpec {
+  std::vector<int64_t> argumentIndex;
+  std::vector<size_t> temporaryBytes;
+  std::vector<LaunchSpec> launches;
+  size_t numBuffers;
+};
+struct ModuleSpec {
+  std::string name;
+  std::string image; // a cubin, or PTX (null-terminated when used)
+  const char *kind;
+};
+/// The payload of an nvidia-ptx+plan artifact, checked.
+struct CudaPayload {
+  std::string arch;
+  std::vector<ModuleSpec> modules;
+  llvm::StringMap<PlanSpec> plans;
+};
+} // namespace
 
+/// Reads and checks the payload (kernel modules and launch plans) without
+/// the driver: every index, size and name it refers to is in range before
+/// anything is loaded.
+static pb_status *parseCudaPayload(const pb_artifact &artifact,
+                                   const llvm::json::Array &entries,
+                                   CudaPayload &out) {
   llvm::Expected<llvm::json::Value> payload =
       llvm::json::parse(artifact.payload);
   if (!payload)
@@ -276,36 +302,9 @@ mlir::pb::runtime::loadCudaExecutable(const pb_artifact &artifact,
     return makeStatus(PB_STATUS_RUNTIME_ERROR,
                       "the NVIDIA artifact's payload lacks 'arch', 'modules' "
                       "or 'entries'");
+  out.arch = arch->str();
 
-  CudaExecutablePtr executable(new CudaExecutable);
-  executable->driver = driver;
-  // The caller's current context (PyTorch's, for instance) when there is
-  // one, else device 0's primary context.
-  if (CUresult result = driver->cuCtxGetCurrent(&executable->context))
-    return cudaError(*driver, result, "cuCtxGetCurrent");
-  if (executable->context) {
-    if (CUresult result = driver->cuCtxGetDevice(&executable->device))
-      return cudaError(*driver, result, "cuCtxGetDevice");
-  } else {
-    if (CUresult result = driver->cuDeviceGet(&executable->device, 0))
-      return cudaError(*driver, result, "cuDeviceGet");
-    if (CUresult result = driver->cuDevicePrimaryCtxRetain(&executable->context,
-                                                           executable->device))
-      return cudaError(*driver, result, "cuDevicePrimaryCtxRetain");
-    executable->retained = true;
-  }
-  int major = 0, minor = 0, pools = 0;
-  driver->cuDeviceGetAttribute(
-      &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, executable->device);
-  driver->cuDeviceGetAttribute(
-      &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, executable->device);
-  driver->cuDeviceGetAttribute(
-      &pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, executable->device);
-  executable->memoryPools =
-      pools && driver->cuMemAllocAsync && driver->cuMemFreeAsync;
-
-  ContextScope scope(*driver, executable->context);
-  llvm::StringMap<CUmodule> moduleByName;
+  llvm::StringSet<> moduleNames;
   for (const llvm::json::Value &value : *modules) {
     const llvm::json::Object *module = value.getAsObject();
     std::optional<llvm::StringRef> name =
@@ -315,10 +314,13 @@ mlir::pb::runtime::loadCudaExecutable(const pb_artifact &artifact,
     if (!name || !ptx)
       return makeStatus(PB_STATUS_RUNTIME_ERROR,
                         "malformed kernel module in the NVIDIA artifact");
+    if (!moduleNames.insert(*name).second)
+      return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                        "the NVIDIA artifact has two kernel modules named '" +
+                            *name + "'");
     // The cubin when the compiler had ptxas, else the PTX (which the driver
     // compiles for the device).
-    std::string image;
-    const char *kind = "PTX";
+    ModuleSpec spec{name->str(), "", "PTX"};
     if (std::optional<llvm::StringRef> cubin =
             module->getString("cubin_base64")) {
       std::vector<char> bytes;
@@ -327,19 +329,12 @@ mlir::pb::runtime::loadCudaExecutable(const pb_artifact &artifact,
             PB_STATUS_RUNTIME_ERROR,
             "the cubin of kernel module '" + *name +
                 "' is not base64: " + llvm::toString(std::move(error)));
-      image.assign(bytes.begin(), bytes.end());
-      kind = "cubin";
+      spec.image.assign(bytes.begin(), bytes.end());
+      spec.kind = "cubin";
     } else {
-      image = ptx->str(); // null-terminated, as the driver needs
+      spec.image = ptx->str();
     }
-    CUmodule handle = nullptr;
-    if (CUresult result = driver->cuModuleLoadData(&handle, image.c_str()))
-      return cudaError(*driver, result,
-                       llvm::Twine("cuModuleLoadData (") + kind + " for " +
-                           *arch + ", module '" + *name + "', device sm_" +
-                           llvm::Twine(major) + llvm::Twine(minor) + ")");
-    executable->modules.push_back(handle);
-    moduleByName[*name] = handle;
+    out.modules.push_back(std::move(spec));
   }
 
   // The metadata's entries give the caller's buffer counts.
@@ -374,11 +369,15 @@ mlir::pb::runtime::loadCudaExecutable(const pb_artifact &artifact,
       return makeStatus(PB_STATUS_RUNTIME_ERROR,
                         "the NVIDIA artifact plans entry '" + *name +
                             "', which its metadata does not list");
+    if (out.plans.count(*name))
+      return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                        "the NVIDIA artifact plans entry '" + *name +
+                            "' twice");
     auto malformed = [&](const llvm::Twine &what) {
       return makeStatus(PB_STATUS_RUNTIME_ERROR,
                         "malformed plan of entry '" + *name + "': " + what);
     };
-    Plan plan;
+    PlanSpec plan;
     plan.numBuffers = count->second;
     for (const llvm::json::Value &bufferValue : *buffers) {
       const llvm::json::Object *buffer = bufferValue.getAsObject();
@@ -409,27 +408,19 @@ mlir::pb::runtime::loadCudaExecutable(const pb_artifact &artifact,
       std::optional<int64_t> dynamicShared =
           launch->getInteger("dynamic_shared_memory_bytes");
       const llvm::json::Array *args = launch->getArray("args");
-      Launch step;
+      LaunchSpec step;
       if (!module || !kernel || !args ||
           !getUnsigned3(launch->getArray("grid"), step.grid) ||
           !getUnsigned3(launch->getArray("block"), step.block) ||
           (dynamicShared && (*dynamicShared < 0 || *dynamicShared > INT32_MAX)))
         return malformed("bad launch");
-      step.dynamicShared = dynamicShared ? *dynamicShared : 0;
-      auto moduleIt = moduleByName.find(*module);
-      if (moduleIt == moduleByName.end())
+      if (!moduleNames.contains(*module))
         return malformed("unknown kernel module '" + *module + "'");
-      if (CUresult result = driver->cuModuleGetFunction(
-              &step.function, moduleIt->second, kernel->str().c_str()))
-        return cudaError(*driver, result,
-                         "cuModuleGetFunction ('" + *kernel + "')");
-      // Dynamic shared memory beyond the default 48 KiB must be opted into.
-      if (step.dynamicShared > 48 * 1024)
-        if (CUresult result = driver->cuFuncSetAttribute(
-                step.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                step.dynamicShared))
-          return cudaError(*driver, result,
-                           "cuFuncSetAttribute ('" + *kernel + "')");
+      if (kernel->contains('\0'))
+        return malformed("a kernel name with a NUL character");
+      step.module = module->str();
+      step.kernel = kernel->str();
+      step.dynamicShared = dynamicShared ? *dynamicShared : 0;
       for (const llvm::json::Value &arg : *args) {
         std::optional<int64_t> index = arg.getAsInteger();
         if (!index || *index < 0 || size_t(*index) >= plan.argumentIndex.size())
@@ -438,13 +429,98 @@ mlir::pb::runtime::loadCudaExecutable(const pb_artifact &artifact,
       }
       plan.launches.push_back(std::move(step));
     }
-    executable->plans[*name] = std::move(plan);
+    out.plans[*name] = std::move(plan);
   }
   for (const auto &count : numBuffers)
-    if (!executable->plans.count(count.getKey()))
+    if (!out.plans.count(count.getKey()))
       return makeStatus(PB_STATUS_RUNTIME_ERROR,
                         "the NVIDIA artifact has no plan for entry '" +
                             count.getKey() + "'");
+  return nullptr;
+}
+
+pb_status *
+mlir::pb::runtime::loadCudaExecutable(const pb_artifact &artifact,
+                                      const llvm::json::Array &entries,
+                                      CudaExecutablePtr &out) {
+  // Everything the payload states is checked before the driver is opened.
+  CudaPayload payload;
+  if (pb_status *status = parseCudaPayload(artifact, entries, payload))
+    return status;
+  const Driver *driver = nullptr;
+  if (pb_status *status = getDriver(driver))
+    return status;
+
+  CudaExecutablePtr executable(new CudaExecutable);
+  executable->driver = driver;
+  // The caller's current context (PyTorch's, for instance) when there is
+  // one, else device 0's primary context.
+  if (CUresult result = driver->cuCtxGetCurrent(&executable->context))
+    return cudaError(*driver, result, "cuCtxGetCurrent");
+  if (executable->context) {
+    if (CUresult result = driver->cuCtxGetDevice(&executable->device))
+      return cudaError(*driver, result, "cuCtxGetDevice");
+  } else {
+    if (CUresult result = driver->cuDeviceGet(&executable->device, 0))
+      return cudaError(*driver, result, "cuDeviceGet");
+    if (CUresult result = driver->cuDevicePrimaryCtxRetain(&executable->context,
+                                                           executable->device))
+      return cudaError(*driver, result, "cuDevicePrimaryCtxRetain");
+    executable->retained = true;
+  }
+  int major = 0, minor = 0, pools = 0;
+  driver->cuDeviceGetAttribute(
+      &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, executable->device);
+  driver->cuDeviceGetAttribute(
+      &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, executable->device);
+  driver->cuDeviceGetAttribute(
+      &pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, executable->device);
+  executable->memoryPools =
+      pools && driver->cuMemAllocAsync && driver->cuMemFreeAsync;
+
+  ContextScope scope(*driver, executable->context);
+  llvm::StringMap<CUmodule> moduleByName;
+  for (const ModuleSpec &module : payload.modules) {
+    CUmodule handle = nullptr;
+    if (CUresult result =
+            driver->cuModuleLoadData(&handle, module.image.c_str()))
+      return cudaError(*driver, result,
+                       llvm::Twine("cuModuleLoadData (") + module.kind +
+                           " for " + payload.arch + ", module '" + module.name +
+                           "', device sm_" + llvm::Twine(major) +
+                           llvm::Twine(minor) + ")");
+    executable->modules.push_back(handle);
+    moduleByName[module.name] = handle;
+  }
+
+  for (auto &item : payload.plans) {
+    PlanSpec &spec = item.getValue();
+    Plan plan;
+    plan.numBuffers = spec.numBuffers;
+    plan.argumentIndex = std::move(spec.argumentIndex);
+    plan.temporaryBytes = std::move(spec.temporaryBytes);
+    for (LaunchSpec &launch : spec.launches) {
+      Launch step;
+      std::copy(launch.grid, launch.grid + 3, step.grid);
+      std::copy(launch.block, launch.block + 3, step.block);
+      step.dynamicShared = launch.dynamicShared;
+      step.args = std::move(launch.args);
+      if (CUresult result = driver->cuModuleGetFunction(
+              &step.function, moduleByName.lookup(launch.module),
+              launch.kernel.c_str()))
+        return cudaError(*driver, result,
+                         "cuModuleGetFunction ('" + launch.kernel + "')");
+      // Dynamic shared memory beyond the default 48 KiB must be opted into.
+      if (step.dynamicShared > 48 * 1024)
+        if (CUresult result = driver->cuFuncSetAttribute(
+                step.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                step.dynamicShared))
+          return cudaError(*driver, result,
+                           "cuFuncSetAttribute ('" + launch.kernel + "')");
+      plan.launches.push_back(std::move(step));
+    }
+    executable->plans[item.getKey()] = std::move(plan);
+  }
   out = std::move(executable);
   return nullptr;
 }

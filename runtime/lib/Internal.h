@@ -32,6 +32,19 @@ struct pb_artifact {
 
 namespace mlir::pb::runtime {
 
+/// Checks an artifact file's bytes (magic, format version, digest, sizes,
+/// then the metadata's schema) and, when they are valid, returns its
+/// metadata and payload in `out`. `name` names the file in messages.
+pb_status *parseArtifact(llvm::StringRef data, llvm::StringRef name,
+                         std::unique_ptr<pb_artifact> &out);
+/// Whether `metadata` follows the schema every consumer relies on: a JSON
+/// object with "format" and "entries", each entry with a unique "name" and
+/// "inputs"/"outputs" of known element types and non-negative extents. On
+/// failure `why` completes "the metadata ...".
+bool checkMetadata(llvm::StringRef metadata, std::string &why);
+/// Bytes per element of a metadata element type, 0 when it is unknown.
+size_t getDTypeBytes(llvm::StringRef dtype);
+
 inline pb_status *makeStatus(pb_status_code code, const llvm::Twine &message) {
   return new pb_status{code, message.str()};
 }

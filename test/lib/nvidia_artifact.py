@@ -7,30 +7,24 @@ usage: nvidia_artifact.py ARTIFACT [--plan] [--ptx] [--ptxas ARCH]
   --ptxas ARCH  assemble every module's PTX with `ptxas -arch=ARCH -v` and
                 print ptxas's report ($POLYBLOCKS_PTXAS, else ptxas on PATH,
                 else /usr/local/cuda/bin/ptxas)
-The artifact file is the C API's: magic, u64 metadata size, metadata, u64
-payload size, payload (little endian).
+The artifact file is the C API's (test/lib/artifact_file.py reads it).
 """
 import argparse
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
 
+import artifact_file  # test/lib, this script's directory
+
 
 def read_payload(path):
-    data = open(path, "rb").read()
-    # 8 bytes of magic, then the metadata size (runtime/lib/Artifact.cpp).
-    if data[:8] != b"PBARTIF1":
-        sys.exit("not a PolyBlocks artifact: %r" % path)
-    start = 8
-    (meta_size,) = struct.unpack_from("<Q", data, start)
-    meta = json.loads(data[start + 8:start + 8 + meta_size])
-    offset = start + 8 + meta_size
-    (payload_size,) = struct.unpack_from("<Q", data, offset)
-    payload = data[offset + 8:offset + 8 + payload_size]
+    try:
+        meta, payload = artifact_file.split(open(path, "rb").read())
+    except artifact_file.ArtifactFileError as e:
+        sys.exit("%s: %s" % (path, e))
     if meta.get("format") != "nvidia-ptx+plan":
         sys.exit("not an NVIDIA artifact: format %r" % meta.get("format"))
     return json.loads(payload)

@@ -1,8 +1,15 @@
 """Shared helpers of the PolyBlocks Python tests."""
 
+import os
+import sys
+
 import torch
 
 from polyblocks.torch.backend import _logged_fallbacks
+
+# test/lib: artifact_file (the artifact file format in Python).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import artifact_file  # noqa: E402
 
 
 def compile_strict(fn, **options):

@@ -299,16 +299,97 @@ def test_memory_and_disk_cache(tmp_path, monkeypatch):
                                                                           "")
 
 
-def test_corrupt_cache_file_is_recompiled(tmp_path, monkeypatch):
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "flipped"])
+def test_invalid_cache_file_is_recompiled_and_rewritten(tmp_path, monkeypatch, caplog, damage):
     monkeypatch.setenv("POLYBLOCKS_CACHE_DIR", str(tmp_path))
-    text = _unique_module(4321)
+    text = _unique_module(4321 + len(damage))
     key = compiler.cache_key(text, "cpu-host", "")
-    (tmp_path / f"{key}.pbart").write_bytes(b"not an artifact")
+    entry = tmp_path / f"{key}.pbart"
+    polyblocks.compile(text)
+    good = entry.read_bytes()
+    compiler.clear_memory_cache()
+    if damage == "garbage":
+        entry.write_bytes(b"not an artifact")
+    elif damage == "truncated":
+        entry.write_bytes(good[:len(good) // 2])
+    else:
+        entry.write_bytes(good[:100] + bytes([good[100] ^ 1]) + good[101:])
     before = compiler.stats["compiles"]
-    art = polyblocks.compile(text)
+    with caplog.at_level("WARNING", logger="polyblocks"):
+        art = polyblocks.compile(text)
     assert compiler.stats["compiles"] == before + 1
+    warnings = [r.getMessage() for r in caplog.records if "invalid cache file" in r.getMessage()]
+    assert len(warnings) == 1 and "INVALID_ARTIFACT" in warnings[0], warnings
     x = torch.randn(8)
-    torch.testing.assert_close(art.run("forward", [x])[0], x + 4321)
+    torch.testing.assert_close(art.run("forward", [x])[0], x + 4321 + len(damage))
+    # The entry was rewritten: a new process (here: an empty memory cache)
+    # hits it.
+    polyblocks.Artifact.load(entry)
+    compiler.clear_memory_cache()
+    hits = compiler.stats["disk_hits"]
+    polyblocks.compile(text)
+    assert compiler.stats["disk_hits"] == hits + 1
+
+
+def test_unwritable_cache_dir_warns_once(tmp_path, monkeypatch, caplog):
+    # A directory below a plain file cannot be created (even by root).
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("POLYBLOCKS_CACHE_DIR", str(tmp_path / "file" / "cache"))
+    with caplog.at_level("WARNING", logger="polyblocks"):
+        arts = [polyblocks.compile(_unique_module(600 + i)) for i in range(3)]
+    warnings = [r.getMessage() for r in caplog.records if "compile cache" in r.getMessage()]
+    assert len(warnings) == 1, warnings
+    assert "off for this process" in warnings[0]
+    x = torch.randn(8)
+    for i, art in enumerate(arts):
+        torch.testing.assert_close(art.run("forward", [x])[0], x + 600 + i)
+
+
+def test_concurrent_compiles_into_one_cache_dir(tmp_path):
+    """Processes compiling the same module at the same time into one cache
+    directory all get correct results and leave one valid entry."""
+    code = textwrap.dedent("""
+        import sys, torch, polyblocks
+        art = polyblocks.compile(sys.stdin.read())
+        x = torch.arange(8, dtype=torch.float32)
+        print(art.run("forward", [x])[0].tolist())
+    """)
+    text = _unique_module(31)
+    env = dict(os.environ, POLYBLOCKS_CACHE_DIR=str(tmp_path))
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                              text=True) for _ in range(3)]
+    outs = [p.communicate(text, timeout=300) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+        assert json.loads(out.strip().splitlines()[-1]) == [31.0 + i for i in range(8)]
+    entries = list(tmp_path.iterdir())
+    assert len(entries) == 1 and entries[0].suffix == ".pbart", entries
+    polyblocks.Artifact.load(entries[0])
+
+
+def test_damaged_artifact_is_a_clear_error(tmp_path):
+    art = polyblocks.compile(ADD_MUL, cache=False)
+    path = tmp_path / "a.pbart"
+    art.save(path)
+    data = path.read_bytes()
+    assert polyblocks.Artifact.from_bytes(data).entries == ["forward"]
+    damaged = {
+        "flipped.pbart": data[:200] + bytes([data[200] ^ 0x80]) + data[201:],
+        "truncated.pbart": data[:-7],
+        "version.pbart": data[:7] + b"1" + data[8:],
+        "foreign.pbart": b"\x7fELF" + data[4:],
+    }
+    for name, bad in damaged.items():
+        (tmp_path / name).write_bytes(bad)
+        with pytest.raises(PolyBlocksError) as info:
+            polyblocks.Artifact.load(tmp_path / name)
+        assert info.value.code == StatusCode.INVALID_ARTIFACT
+        assert name in info.value.message
+        with pytest.raises(PolyBlocksError) as info:
+            polyblocks.Artifact.from_bytes(bad)
+        assert info.value.code == StatusCode.INVALID_ARTIFACT
+        assert "<memory>" in info.value.message
 
 
 def test_disk_cache_off(tmp_path, monkeypatch):

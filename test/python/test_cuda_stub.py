@@ -8,7 +8,6 @@ imports only the ctypes binding."""
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import textwrap
@@ -18,6 +17,8 @@ import pytest
 import torch
 
 import polyblocks
+
+from helpers import artifact_file
 
 ROOT = Path(__file__).resolve().parents[2]
 STUB_SOURCE = Path(__file__).resolve().parent / "cuda_stub" / "libcuda_stub.c"
@@ -72,20 +73,12 @@ def softmax():
     art = polyblocks.compile(SOFTMAX, target="nvidia-sm90", cache=False)
     path = Path(os.environ["POLYBLOCKS_CACHE_DIR"]) / "stub-softmax.pbart"
     art.save(path)
-    data = path.read_bytes()
-    assert data[:8] == b"PBARTIF1"
-    (msize,) = struct.unpack_from("<Q", data, 8)
-    metadata = data[16:16 + msize].decode()
-    (psize,) = struct.unpack_from("<Q", data, 16 + msize)
-    payload = json.loads(data[24 + msize:24 + msize + psize])
-    return json.loads(metadata), payload
+    metadata, payload = artifact_file.split(path.read_bytes())
+    return metadata, json.loads(payload)
 
 
 def _write(path: Path, metadata: dict, payload) -> Path:
-    m = json.dumps(metadata).encode()
-    p = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    path.write_bytes(b"PBARTIF1" + struct.pack("<Q", len(m)) + m +
-                     struct.pack("<Q", len(p)) + p)
+    path.write_bytes(artifact_file.join(metadata, payload))
     return path
 
 
@@ -241,11 +234,8 @@ def test_large_dynamic_shared_memory_is_opted_into(stub_dir, tmp_path):
                              target="nvidia-sm80", cache=False)
     path = tmp_path / "mm.pbart"
     art.save(path)
-    data = path.read_bytes()
-    (msize,) = struct.unpack_from("<Q", data, 8)
-    metadata = json.loads(data[16:16 + msize])
-    (psize,) = struct.unpack_from("<Q", data, 16 + msize)
-    payload = json.loads(data[24 + msize:24 + msize + psize])
+    metadata, payload = artifact_file.split(path.read_bytes())
+    payload = json.loads(payload)
     launches = payload["entries"][0]["launches"]
     assert [l["dynamic_shared_memory_bytes"] for l in launches] == [0, 56832]
     out, log = _run(stub_dir, tmp_path, metadata, payload, entry="mm", n=3)

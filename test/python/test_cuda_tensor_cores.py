@@ -9,7 +9,6 @@ batch x sequence rows) against PyTorch's own matmul, at odd sizes and at
 4096^3, on either unit family."""
 
 import json
-import struct
 
 import pytest
 import torch
@@ -17,20 +16,16 @@ import torch
 import polyblocks
 from polyblocks.bench.gpu import matmul_text
 
+from helpers import artifact_file
+
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(),
                                 reason="needs a CUDA device (torch.cuda.is_available())")
 
 def _ptx(art, tmp_path) -> str:
     path = tmp_path / "a.pbart"
     art.save(path)
-    data = path.read_bytes()
-    # 8 bytes of magic, then the metadata size (runtime/lib/Artifact.cpp).
-    assert data[:8] == b"PBARTIF1"
-    start = 8
-    (meta_size,) = struct.unpack_from("<Q", data, start)
-    offset = start + 8 + meta_size
-    (size,) = struct.unpack_from("<Q", data, offset)
-    payload = json.loads(data[offset + 8:offset + 8 + size])
+    _, payload = artifact_file.split(path.read_bytes())
+    payload = json.loads(payload)
     return "\n".join(module["ptx"] for module in payload["modules"])
 
 

@@ -49,6 +49,10 @@ typedef enum pb_status_code {
   PB_STATUS_IO_ERROR = 4,
   /* Loading or running compiled code failed. */
   PB_STATUS_RUNTIME_ERROR = 5,
+  /* An artifact's bytes are damaged, truncated, of another format version
+   * or not an artifact at all (its digest or its structure does not
+   * check); nothing of it was loaded. */
+  PB_STATUS_INVALID_ARTIFACT = 6,
 } pb_status_code;
 
 typedef struct pb_status pb_status;
@@ -92,7 +96,14 @@ PB_API pb_status *pbCompile(const char *module_text, size_t size,
  * artifact is destroyed. */
 PB_API const char *pbArtifactGetMetadata(const pb_artifact *artifact);
 PB_API pb_status *pbArtifactSave(const pb_artifact *artifact, const char *path);
+/* Loading checks the file's format version, its SHA-256 digest and its
+ * metadata before anything else is read: a damaged, truncated or foreign
+ * file is PB_STATUS_INVALID_ARTIFACT, with the file and the failed check in
+ * the message. */
 PB_API pb_status *pbArtifactLoad(const char *path, pb_artifact **out_artifact);
+/* The same from the `size` bytes of an artifact file at `data`. */
+PB_API pb_status *pbArtifactLoadFromMemory(const void *data, size_t size,
+                                           pb_artifact **out_artifact);
 PB_API void pbArtifactDestroy(pb_artifact *artifact);
 
 /*===----------------------------------------------------------------------===*
