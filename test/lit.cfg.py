@@ -37,6 +37,7 @@ if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
 
 tool_dirs = [config.pb_tools_dir, config.llvm_tools_dir]
 tools = ["pb-opt", "pb-opt-test-targets", "pb-tblgen", "pb-compile", "pb-run",
+         "pb-fuzz-artifact", "pb-fuzz-npy", "pb-fuzz-compile",
          "FileCheck", "not",
          "split-file", "count"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

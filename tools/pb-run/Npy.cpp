@@ -8,6 +8,7 @@
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -121,26 +122,37 @@ static llvm::StringRef getDescr(llvm::StringRef dtype) {
 
 llvm::Expected<Tensor> pbrun::readNpy(llvm::StringRef path,
                                       llvm::StringRef dtype) {
-  auto fail = [&](const llvm::Twine &why) {
-    return llvm::createStringError("'" + path + "': " + why);
-  };
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false);
   if (!buffer)
-    return fail(buffer.getError().message());
-  llvm::StringRef data = (*buffer)->getBuffer();
-  if (!data.consume_front("\x93NUMPY") || data.size() < 4)
+    return llvm::createStringError("'" + path +
+                                   "': " + buffer.getError().message());
+  return parseNpy((*buffer)->getBuffer(), path, dtype);
+}
+
+llvm::Expected<Tensor> pbrun::parseNpy(llvm::StringRef data,
+                                       llvm::StringRef name,
+                                       llvm::StringRef dtype) {
+  auto fail = [&](const llvm::Twine &why) {
+    return llvm::createStringError("'" + name + "': " + why);
+  };
+  size_t elementBytes = getElementBytes(dtype);
+  if (!elementBytes)
+    return fail("element type '" + dtype + "' has no .npy form");
+  if (!data.consume_front("\x93NUMPY") || data.size() < 2)
     return fail("not a .npy file");
   uint8_t major = data[0];
   data = data.drop_front(2);
-  size_t headerLen;
-  if (major == 1) {
-    headerLen = uint8_t(data[0]) | (uint8_t(data[1]) << 8);
-    data = data.drop_front(2);
-  } else {
-    headerLen = uint8_t(data[0]) | (uint8_t(data[1]) << 8) |
-                (uint8_t(data[2]) << 16) | (uint32_t(uint8_t(data[3])) << 24);
-    data = data.drop_front(4);
-  }
+  // Version 1 stores the header length in 2 bytes, versions 2 and 3 in 4.
+  size_t lengthBytes = major == 1 ? 2 : 4;
+  if (major < 1 || major > 3)
+    return fail("unsupported .npy format version " +
+                llvm::Twine(unsigned(major)));
+  if (data.size() < lengthBytes)
+    return fail("truncated header");
+  size_t headerLen = 0;
+  for (size_t i = 0; i < lengthBytes; ++i)
+    headerLen |= size_t(uint8_t(data[i])) << (8 * i);
+  data = data.drop_front(lengthBytes);
   if (data.size() < headerLen)
     return fail("truncated header");
   llvm::StringRef header = data.take_front(headerLen);
@@ -167,16 +179,25 @@ llvm::Expected<Tensor> pbrun::readNpy(llvm::StringRef path,
   std::vector<int64_t> shape;
   llvm::SmallVector<llvm::StringRef> dims;
   shapeText.split(dims, ',', -1, /*KeepEmpty=*/false);
+  // The data's size is checked against the shape before anything is
+  // allocated: extents are non-negative and their product does not overflow.
+  size_t storedBytes = dtype == "bf16" ? 4 : elementBytes;
+  uint64_t expectedBytes = storedBytes;
+  bool overflow = false;
   for (llvm::StringRef dim : dims) {
     int64_t value;
-    if (dim.trim().getAsInteger(10, value))
+    if (dim.trim().getAsInteger(10, value) || value < 0)
       return fail("bad shape in header");
     shape.push_back(value);
+    bool stepOverflow = false;
+    expectedBytes =
+        llvm::SaturatingMultiply(expectedBytes, uint64_t(value), &stepOverflow);
+    overflow |= stepOverflow;
   }
+  if (overflow || data.size() != expectedBytes)
+    return fail("data size (" + llvm::Twine(data.size()) +
+                " bytes) does not match its shape and dtype");
   Tensor t = makeTensor(dtype, shape);
-  size_t storedBytes = dtype == "bf16" ? 4 : getElementBytes(dtype);
-  if (data.size() != size_t(t.getNumElements()) * storedBytes)
-    return fail("data size does not match its shape");
   if (dtype == "bf16") {
     for (int64_t i = 0, e = t.getNumElements(); i < e; ++i)
       t.set(i, load<float>(reinterpret_cast<const uint8_t *>(data.data()) +

@@ -39,6 +39,11 @@ Tensor makeTensor(llvm::StringRef dtype, std::vector<int64_t> shape);
 
 /// Reads a .npy file. bf16 tensors are read from float32 files.
 llvm::Expected<Tensor> readNpy(llvm::StringRef path, llvm::StringRef dtype);
+/// The same from a .npy file's bytes (`name` names it in messages). Any
+/// input is an error or a tensor whose size matches its bytes, never a read
+/// past `data` or an allocation larger than `data` needs.
+llvm::Expected<Tensor> parseNpy(llvm::StringRef data, llvm::StringRef name,
+                                llvm::StringRef dtype);
 /// Writes a .npy file. bf16 tensors are written as float32.
 llvm::Error writeNpy(llvm::StringRef path, const Tensor &tensor);
 

@@ -167,6 +167,14 @@ static bool runEntry(Loaded &loaded, Loaded *reference,
   llvm::StringRef name = *entry.getString("name");
   std::vector<TensorSpec> inSpecs = getSpecs(entry, "inputs");
   std::vector<TensorSpec> outSpecs = getSpecs(entry, "outputs");
+  for (const std::vector<TensorSpec> *specs : {&inSpecs, &outSpecs})
+    for (const TensorSpec &spec : *specs)
+      if (!getElementBytes(spec.dtype)) {
+        llvm::errs() << "pb-run: error: entry '" << name
+                     << "' has a tensor of element type '" << spec.dtype
+                     << "', which pb-run cannot read or make\n";
+        return false;
+      }
 
   std::vector<Tensor> inputs;
   if (!inputFiles.empty()) {
