@@ -468,3 +468,77 @@ def test_temporaries_are_reused_across_calls():
     faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
     assert faults < 2000, f"{faults} page faults in 5 calls"
     torch.testing.assert_close(outs[0], rows)
+
+
+# ---------------------------------------------------------------------------
+# The C API's edges
+# ---------------------------------------------------------------------------
+
+def _raw_buffers(specs, offset, rng):
+    """ctypes buffers for `specs` (f32), each starting `offset` bytes past a
+    64-byte boundary, filled with random values; (keep-alive, pointers,
+    arrays)."""
+    import ctypes
+    import numpy as np
+    keep, ptrs, arrays = [], [], []
+    for spec in specs:
+        n = int(np.prod(spec["shape"]))
+        raw = ctypes.create_string_buffer(n * 4 + 128)
+        base = ctypes.addressof(raw)
+        ptr = base + (64 - base % 64) % 64 + offset
+        view = np.frombuffer((ctypes.c_char * (n * 4)).from_address(ptr), dtype=np.float32)
+        view[:] = rng.standard_normal(n).astype(np.float32)
+        keep.append(raw)
+        ptrs.append(ptr)
+        arrays.append(view)
+    return keep, ptrs, arrays
+
+
+@pytest.mark.parametrize("offset", [1, 4, 36])
+def test_cpu_buffers_need_no_alignment(offset):
+    """The C API promises CPU executables any buffer address: inputs and
+    outputs at 1, 4 and 36 bytes past a 64-byte boundary give the results of
+    aligned buffers."""
+    import ctypes
+    import numpy as np
+    art = polyblocks.compile(MATMUL, cache=False)
+    exe = art.executable()
+    entry = art.metadata["entries"][0]
+    specs = entry["inputs"] + entry["outputs"]
+    results = []
+    for off in (0, offset):
+        keep, ptrs, arrays = _raw_buffers(specs, off, np.random.default_rng(5))
+        buffers = (ctypes.c_void_p * len(ptrs))(*ptrs)
+        exe._handle.run(b"mm", buffers, len(ptrs), None)
+        a, b, out = (np.array(x) for x in arrays)
+        np.testing.assert_allclose(out.reshape(6, 3), a.reshape(6, 5) @ b.reshape(5, 3),
+                                   rtol=1e-5, atol=1e-5)
+        results.append(out)
+    np.testing.assert_array_equal(results[0], results[1])
+
+
+def test_c_api_run_errors():
+    import ctypes
+    import numpy as np
+    art = polyblocks.compile(MATMUL, cache=False)
+    exe = art.executable()
+    entry = art.metadata["entries"][0]
+    keep, ptrs, _ = _raw_buffers(entry["inputs"] + entry["outputs"], 0,
+                                 np.random.default_rng(0))
+    buffers = (ctypes.c_void_p * len(ptrs))(*ptrs)
+    cases = [
+        ((b"mm", buffers, 2, None), "takes 3 buffers"),
+        ((b"nope", buffers, 3, None), "no entry named 'nope'"),
+        ((b"mm", (ctypes.c_void_p * 3)(ptrs[0], None, ptrs[2]), 3, None), "buffer 1 of entry 'mm' is null"),
+        ((b"mm", None, 3, None), "buffer 0 of entry 'mm' is null"),
+        ((b"mm", buffers, 3, 1234), "CPU executables take no stream"),
+    ]
+    for args, message in cases:
+        with pytest.raises(PolyBlocksError, match=message) as info:
+            exe._handle.run(*args)
+        assert info.value.code == StatusCode.INVALID_ARGUMENT
+    lib = polyblocks._capi.library()
+    out = ctypes.c_void_p()
+    status = lib.pbArtifactLoadFromMemory(None, 10, ctypes.byref(out))
+    assert lib.pbStatusGetCode(status) == StatusCode.INVALID_ARGUMENT
+    lib.pbStatusDestroy(status)

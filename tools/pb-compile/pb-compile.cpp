@@ -13,22 +13,30 @@
 
 #include "polyblocks-c/PolyBlocks.h"
 
+#include "ToolOptions.h"
+
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+/// The options --help lists; LLVM's back-end flags, linked in with the
+/// compiler, are listed by --help-hidden only.
+static llvm::cl::OptionCategory toolCategory("pb-compile options");
+
 static llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
                                             llvm::cl::desc("<input.mlir>"),
-                                            llvm::cl::init("-"));
+                                            llvm::cl::init("-"),
+                                            llvm::cl::cat(toolCategory));
 static llvm::cl::opt<std::string>
     outputFile("o", llvm::cl::desc("Artifact file to write"),
-               llvm::cl::value_desc("file"), llvm::cl::Required);
+               llvm::cl::value_desc("file"), llvm::cl::Required,
+               llvm::cl::cat(toolCategory));
 static llvm::cl::opt<std::string>
     target("target",
            llvm::cl::desc("Target to compile for (see "
                           "pb-opt --list-targets)"),
-           llvm::cl::init("cpu-host"));
+           llvm::cl::init("cpu-host"), llvm::cl::cat(toolCategory));
 static llvm::cl::opt<std::string>
     options("options",
             llvm::cl::desc(
@@ -37,10 +45,11 @@ static llvm::cl::opt<std::string>
                 "allow-tf32-convolutions=0|1, warpgroup-units=0|1, "
                 "pack-constants=0|1, "
                 "pipeline=optimized|reference"),
-            llvm::cl::init(""));
+            llvm::cl::init(""), llvm::cl::cat(toolCategory));
 static llvm::cl::opt<bool>
     printMetadata("print-metadata",
-                  llvm::cl::desc("Print the artifact's metadata (JSON)"));
+                  llvm::cl::desc("Print the artifact's metadata (JSON)"),
+                  llvm::cl::cat(toolCategory));
 
 static int fail(pb_status *status) {
   llvm::errs() << "pb-compile: error: " << pbStatusGetMessage(status) << "\n";
@@ -53,6 +62,7 @@ int main(int argc, char **argv) {
   llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
     os << "PolyBlocks " << pbVersion() << "\n";
   });
+  pbtools::showOnlyInHelp(toolCategory);
   llvm::cl::ParseCommandLineOptions(argc, argv,
                                     "PolyBlocks compiler: MLIR to artifact\n");
   auto input = llvm::MemoryBuffer::getFileOrSTDIN(inputFile, /*IsText=*/true);

@@ -21,7 +21,10 @@
 
 #include "polyblocks-c/PolyBlocks.h"
 
+#include "ToolOptions.h"
+
 #include "llvm/ADT/StringExtras.h"
+
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -37,31 +40,45 @@
 
 using namespace pbrun;
 
+/// The options --help lists; LLVM's back-end flags, linked in with the
+/// compiler, are listed by --help-hidden only.
+static llvm::cl::OptionCategory toolCategory("pb-run options");
+
 static llvm::cl::opt<std::string> artifactFile(llvm::cl::Positional,
                                                llvm::cl::desc("<artifact>"),
-                                               llvm::cl::Required);
+                                               llvm::cl::Required,
+                                               llvm::cl::cat(toolCategory));
 static llvm::cl::opt<std::string>
-    entryName("entry", llvm::cl::desc("Entry to run (default: every entry)"));
+    entryName("entry", llvm::cl::desc("Entry to run (default: every entry)"),
+              llvm::cl::cat(toolCategory));
 static llvm::cl::list<std::string>
     inputFiles("inputs", llvm::cl::CommaSeparated,
                llvm::cl::desc("Input .npy files, in argument order (default: "
-                              "random inputs)"));
+                              "random inputs)"),
+               llvm::cl::cat(toolCategory));
 static llvm::cl::opt<unsigned> seed("seed", llvm::cl::init(0),
-                                    llvm::cl::desc("Seed of random inputs"));
+                                    llvm::cl::desc("Seed of random inputs"),
+                                    llvm::cl::cat(toolCategory));
 static llvm::cl::opt<unsigned> runs("runs", llvm::cl::init(1),
-                                    llvm::cl::desc("Timed runs"));
+                                    llvm::cl::desc("Timed runs"),
+                                    llvm::cl::cat(toolCategory));
 static llvm::cl::opt<unsigned> warmup("warmup", llvm::cl::init(0),
-                                      llvm::cl::desc("Untimed runs first"));
+                                      llvm::cl::desc("Untimed runs first"),
+                                      llvm::cl::cat(toolCategory));
 static llvm::cl::opt<std::string> checkAgainst(
     "check-against",
-    llvm::cl::desc("Compare every output with this artifact's outputs"));
+    llvm::cl::desc("Compare every output with this artifact's outputs"),
+    llvm::cl::cat(toolCategory));
 static llvm::cl::opt<double> relTolerance("rtol", llvm::cl::init(1e-4),
-                                          llvm::cl::desc("Relative tolerance"));
+                                          llvm::cl::desc("Relative tolerance"),
+                                          llvm::cl::cat(toolCategory));
 static llvm::cl::opt<double> absTolerance("atol", llvm::cl::init(1e-5),
-                                          llvm::cl::desc("Absolute tolerance"));
+                                          llvm::cl::desc("Absolute tolerance"),
+                                          llvm::cl::cat(toolCategory));
 static llvm::cl::opt<std::string>
     saveOutputs("save-outputs",
-                llvm::cl::desc("Write outputs to DIR/<entry>.<i>.npy"));
+                llvm::cl::desc("Write outputs to DIR/<entry>.<i>.npy"),
+                llvm::cl::cat(toolCategory));
 
 namespace {
 struct Loaded {
@@ -274,6 +291,7 @@ static bool runEntry(Loaded &loaded, Loaded *reference,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  pbtools::showOnlyInHelp(toolCategory);
   llvm::cl::ParseCommandLineOptions(argc, argv,
                                     "PolyBlocks runner: run an artifact\n");
   Loaded loaded;
