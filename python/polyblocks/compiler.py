@@ -353,7 +353,7 @@ def compile(mlir_text: str, target: str = "cpu-host",
     opts = format_options(options)
     if not cache:
         stats["compiles"] += 1
-        return Artifact(_capi.ArtifactHandle.compile(mlir_text, target, opts or None))
+        return Artifact(_compile_logged(mlir_text, target, opts))
     key = cache_key(mlir_text, target, opts)
     with _cache_lock:
         art = _memory_cache.get(key)
@@ -376,13 +376,26 @@ def compile(mlir_text: str, target: str = "cpu-host",
                         "again and rewriting it): %s", path, e)
             art = None
     if art is None:
-        art = Artifact(_capi.ArtifactHandle.compile(mlir_text, target, opts or None), key)
+        art = Artifact(_compile_logged(mlir_text, target, opts), key)
         stats["compiles"] += 1
         if path is not None:
             _store(art, path)
     with _cache_lock:
         art = _memory_cache.setdefault(key, art)
     return art
+
+
+def _compile_logged(mlir_text: str, target: str, opts: str) -> _capi.ArtifactHandle:
+    """pbCompile; at DEBUG level of the `polyblocks` logger with timing=1,
+    and MLIR's timing report (parse, every pass, S5) logged. The cache key
+    does not include timing: it changes what is measured, not the code."""
+    if not log.isEnabledFor(logging.DEBUG) or "timing=" in opts:
+        return _capi.ArtifactHandle.compile(mlir_text, target, opts or None)
+    timed = ",".join(filter(None, [opts, "timing=1"]))
+    handle = _capi.ArtifactHandle.compile(mlir_text, target, timed)
+    report = json.loads(handle.metadata_json()).get("compile_timing", "")
+    log.debug("polyblocks: compiled for %s:\n%s", target, report)
+    return handle
 
 
 # Cache directories that could not be written in this process: not used

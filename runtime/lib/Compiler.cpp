@@ -27,6 +27,7 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
 
@@ -76,6 +77,9 @@ namespace {
 struct CompileOptions {
   pb::PipelineOptions pipeline;
   bool reference = false;
+  /// Time the parse, every pass and S5, and put the report in the
+  /// metadata ("compile_timing").
+  bool timing = false;
 };
 } // namespace
 
@@ -112,6 +116,8 @@ static pb_status *parseOptions(const char *text, CompileOptions &options) {
       status = boolValue(options.pipeline.warpgroupUnits);
     else if (key == "pack-constants")
       status = boolValue(options.pipeline.packConstants);
+    else if (key == "timing")
+      status = boolValue(options.timing);
     else if (key == "pipeline" &&
              (value == "optimized" || value == "reference"))
       options.reference = value == "reference";
@@ -127,7 +133,7 @@ static pb_status *parseOptions(const char *text, CompileOptions &options) {
                               "matrix-units=0|1, "
                               "allow-tf32=0|1, allow-tf32-convolutions=0|1, "
                               "warpgroup-units=0|1, pack-constants=0|1, "
-                              "pipeline=optimized|reference");
+                              "timing=0|1, pipeline=optimized|reference");
     if (status)
       return status;
   }
@@ -179,8 +185,23 @@ pb_status *pbCompile(const char *moduleText, size_t size, const char *target,
       return success();
     });
 
+    // With timing=1: MLIR's report of the parse, each pass and S5, in
+    // the order they ran.
+    // (The stream outlives the manager, which prints when it is destroyed.)
+    std::string timingReport;
+    llvm::raw_string_ostream timingOS(timingReport);
+    DefaultTimingManager timing;
+    if (options.timing) {
+      timing.setEnabled(true);
+      timing.setDisplayMode(DefaultTimingManager::DisplayMode::Tree);
+      timing.setOutput(createOutputStrategy(
+          DefaultTimingManager::OutputFormat::Text, timingOS));
+    }
+    TimingScope rootTimer = timing.getRootScope();
+    TimingScope parseTimer = rootTimer.nest("Parse");
     OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
         llvm::StringRef(moduleText, size), &context, "input");
+    parseTimer.stop();
     if (!module)
       return makeStatus(PB_STATUS_COMPILE_ERROR,
                         "cannot parse the module:\n" + diagnostics);
@@ -216,14 +237,23 @@ pb_status *pbCompile(const char *moduleText, size_t size, const char *target,
         return makeStatus(PB_STATUS_UNSUPPORTED,
                           "no pipeline for stage " + stage);
     }
+    if (options.timing)
+      pm.enableTiming(rootTimer);
     if (failed(pm.run(*module)))
       return makeStatus(PB_STATUS_COMPILE_ERROR,
                         "compilation failed:\n" + diagnostics);
 
     pb::EmittedBinary binary;
+    TimingScope emitTimer = rootTimer.nest("S5: code emission (LLVM)");
     if (failed(backend->emit(*module, **chip, binary)))
       return makeStatus(PB_STATUS_COMPILE_ERROR,
                         "code emission failed:\n" + diagnostics);
+    emitTimer.stop();
+    rootTimer.stop();
+    if (options.timing) {
+      timing.print();
+      timing.setEnabled(false);
+    }
 
     llvm::json::Object metadata{
         {"format", binary.format},
@@ -237,6 +267,8 @@ pb_status *pbCompile(const char *moduleText, size_t size, const char *target,
         {"buffer_alignment",
          std::max<int64_t>(1, (*chip)->vectorWidthBits / 8)},
         {"entries", std::move(entries)}};
+    if (options.timing)
+      metadata["compile_timing"] = timingReport;
     auto artifact = std::make_unique<pb_artifact>();
     artifact->metadata =
         llvm::formatv("{0:2}", llvm::json::Value(std::move(metadata))).str();

@@ -542,3 +542,12 @@ def test_c_api_run_errors():
     status = lib.pbArtifactLoadFromMemory(None, 10, ctypes.byref(out))
     assert lib.pbStatusGetCode(status) == StatusCode.INVALID_ARGUMENT
     lib.pbStatusDestroy(status)
+
+
+def test_debug_log_shows_the_timing_report(caplog):
+    with caplog.at_level("DEBUG", logger="polyblocks"):
+        art = polyblocks.compile(_unique_module(4711), cache=False)
+    reports = [r.getMessage() for r in caplog.records if "Execution time report" in r.getMessage()]
+    assert len(reports) == 1
+    assert "S5: code emission (LLVM)" in reports[0] and "Parse" in reports[0]
+    assert "compile_timing" in art.metadata

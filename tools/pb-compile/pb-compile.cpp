@@ -17,6 +17,7 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -43,13 +44,19 @@ static llvm::cl::opt<std::string>
                 "Comma-separated key=value options: fusion=0|1, "
                 "reduce-reduce-fusion=0|1, matrix-units=0|1, allow-tf32=0|1, "
                 "allow-tf32-convolutions=0|1, warpgroup-units=0|1, "
-                "pack-constants=0|1, "
+                "pack-constants=0|1, timing=0|1, "
                 "pipeline=optimized|reference"),
             llvm::cl::init(""), llvm::cl::cat(toolCategory));
 static llvm::cl::opt<bool>
     printMetadata("print-metadata",
                   llvm::cl::desc("Print the artifact's metadata (JSON)"),
                   llvm::cl::cat(toolCategory));
+
+static llvm::cl::opt<bool>
+    timing("timing",
+           llvm::cl::desc("Print how long the parse, each pass and S5 took "
+                          "(MLIR's timing report; the option timing=1)"),
+           llvm::cl::cat(toolCategory));
 
 static int fail(pb_status *status) {
   llvm::errs() << "pb-compile: error: " << pbStatusGetMessage(status) << "\n";
@@ -72,12 +79,25 @@ int main(int argc, char **argv) {
     return 1;
   }
   llvm::StringRef text = (*input)->getBuffer();
+  std::string optionText = options;
+  if (timing)
+    optionText += optionText.empty() ? "timing=1" : ",timing=1";
   pb_artifact *artifact = nullptr;
   if (pb_status *status = pbCompile(text.data(), text.size(), target.c_str(),
-                                    options.c_str(), &artifact))
+                                    optionText.c_str(), &artifact))
     return fail(status);
   if (printMetadata)
     llvm::outs() << pbArtifactGetMetadata(artifact) << "\n";
+  if (timing) {
+    llvm::Expected<llvm::json::Value> metadata =
+        llvm::json::parse(pbArtifactGetMetadata(artifact));
+    if (metadata && metadata->getAsObject())
+      if (std::optional<llvm::StringRef> report =
+              metadata->getAsObject()->getString("compile_timing"))
+        llvm::errs() << *report;
+    if (!metadata)
+      llvm::consumeError(metadata.takeError());
+  }
   pb_status *status = pbArtifactSave(artifact, outputFile.c_str());
   pbArtifactDestroy(artifact);
   if (status)

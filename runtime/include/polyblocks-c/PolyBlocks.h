@@ -82,6 +82,8 @@ typedef struct pb_artifact pb_artifact;
  * key=value pairs:
  *   fusion=0|1         S3 fusion (default 1)
  *   matrix-units=0|1   S3 matrix-unit mapping (default 1)
+ *   timing=0|1         time the parse, every pass and S5: MLIR's timing
+ *                      report, as text, in the metadata's "compile_timing"
  *   pipeline=optimized|reference  `reference` skips S3 and the S1/S2
  *                      rewrites that only make code faster
  *                      (pb-hoist-invariants, pb-pad-in-place): the
