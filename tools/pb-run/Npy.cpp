@@ -202,7 +202,8 @@ llvm::Expected<Tensor> pbrun::parseNpy(llvm::StringRef data,
     for (int64_t i = 0, e = t.getNumElements(); i < e; ++i)
       t.set(i, load<float>(reinterpret_cast<const uint8_t *>(data.data()) +
                            4 * i));
-  } else {
+  } else if (!data.empty()) {
+    // (An empty tensor's vector has no storage: memcpy takes no null.)
     std::memcpy(t.bytes.data(), data.data(), data.size());
   }
   return t;

@@ -159,6 +159,9 @@ static SmallVector<memref::AllocaOp> replaceIndexCasts(func::FuncOp func) {
       casts.push_back({cast, loop});
   });
   SmallVector<memref::AllocaOp> buffers;
+  // (A declaration has no body: nothing to do, and no block to build in.)
+  if (casts.empty())
+    return buffers;
   OpBuilder b = OpBuilder::atBlockBegin(&func.getBody().front());
   for (auto [cast, loop] : casts) {
     auto type = MemRefType::get({loop.getConstantUpperBound()}, cast.getType());
