@@ -199,8 +199,12 @@ pb_status *pbCompile(const char *moduleText, size_t size, const char *target,
     }
     TimingScope rootTimer = timing.getRootScope();
     TimingScope parseTimer = rootTimer.nest("Parse");
-    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-        llvm::StringRef(moduleText, size), &context, "input");
+    // MLIR's lexer reads one byte past the text, expecting a NUL there; the
+    // caller's `size` bytes need not be followed by one, so they are copied
+    // (a std::string is NUL-terminated).
+    const std::string source(moduleText, size);
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(source, &context, "input");
     parseTimer.stop();
     if (!module)
       return makeStatus(PB_STATUS_COMPILE_ERROR,
