@@ -271,6 +271,9 @@ pb_status *pbCompile(const char *moduleText, size_t size, const char *target,
         {"buffer_alignment",
          std::max<int64_t>(1, (*chip)->vectorWidthBits / 8)},
         {"entries", std::move(entries)}};
+    if (binary.kernels)
+      metadata["kernels"] = llvm::json::Object{
+          {"total", binary.kernels}, {"compiled", binary.compiledKernels}};
     if (options.timing)
       metadata["compile_timing"] = timingReport;
     auto artifact = std::make_unique<pb_artifact>();

@@ -29,6 +29,11 @@ struct EmittedBinary {
   std::string payload;
   /// The payload's kind, for the artifact's metadata ("elf-shared-object").
   std::string format;
+  /// Kernels (parallel regions, each its own function in the code) and how
+  /// many distinct ones S5 optimized and compiled after merging identical
+  /// ones; 0 and 0 where the back end does not count them.
+  unsigned kernels = 0;
+  unsigned compiledKernels = 0;
 };
 
 struct TargetBackend {
