@@ -421,4 +421,4 @@ def _store(art: Artifact, path: Path) -> None:
             _unwritable_cache_dirs.add(path.parent)
         if first:
             log.warning("polyblocks: cannot write the compile cache at %s (%s); "
-                        "the disk cache is off for this process", path.parent, e)
+                        "this process does not use it again", path.parent, e)
