@@ -76,7 +76,7 @@ FUZZ_JOBS ?= 1
 fuzz: sanitize-build
 	scripts/fuzz $(SANITIZE_DIR) $(FUZZ_SECONDS) $(FUZZ_JOBS)
 
-# A few seconds each: the fuzzers build and run on their corpora.
+# Ten seconds of fuzzing each: the harnesses build, load their corpora and run.
 fuzz-smoke: sanitize-build
 	scripts/fuzz $(SANITIZE_DIR) 10 1
 
