@@ -340,17 +340,11 @@ static pb_status *parseCudaPayload(const pb_artifact &artifact,
   // The metadata's entries give the caller's buffer counts.
   llvm::StringMap<size_t> numBuffers;
   for (const llvm::json::Value &value : entries) {
-    const llvm::json::Object *entry = value.getAsObject();
-    std::optional<llvm::StringRef> name =
-        entry ? entry->getString("name") : std::nullopt;
-    const llvm::json::Array *inputs =
-        entry ? entry->getArray("inputs") : nullptr;
-    const llvm::json::Array *outputs =
-        entry ? entry->getArray("outputs") : nullptr;
-    if (!name || !inputs || !outputs)
+    std::optional<EntryDescription> entry = readEntry(value);
+    if (!entry)
       return makeStatus(PB_STATUS_RUNTIME_ERROR,
                         "malformed entry in the artifact's metadata");
-    numBuffers[*name] = inputs->size() + outputs->size();
+    numBuffers[entry->name] = entry->getNumBuffers();
   }
 
   for (const llvm::json::Value &value : *plans) {

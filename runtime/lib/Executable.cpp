@@ -128,23 +128,18 @@ pb_status *pbExecutableLoad(const pb_artifact *artifact, pb_executable **out) {
             artifact->payload, &executable->handle, &executable->fd))
       return status;
     for (const llvm::json::Value &value : *entries) {
-      const llvm::json::Object *entry = value.getAsObject();
-      std::optional<llvm::StringRef> name =
-          entry ? entry->getString("name") : std::nullopt;
-      const llvm::json::Array *inputs =
-          entry ? entry->getArray("inputs") : nullptr;
-      const llvm::json::Array *outputs =
-          entry ? entry->getArray("outputs") : nullptr;
-      if (!name || !inputs || !outputs)
+      std::optional<EntryDescription> entry = readEntry(value);
+      if (!entry)
         return makeStatus(PB_STATUS_RUNTIME_ERROR,
                           "malformed entry in the artifact's metadata");
-      std::string symbol = ("__pb_entry_" + *name).str();
+      std::string symbol = ("__pb_entry_" + entry->name).str();
       void *fn = dlsym(executable->handle, symbol.c_str());
       if (!fn)
         return makeStatus(PB_STATUS_RUNTIME_ERROR,
-                          "the artifact's code lacks entry '" + *name + "'");
-      executable->entries[*name] = {reinterpret_cast<Entry::Fn>(fn),
-                                    inputs->size() + outputs->size()};
+                          "the artifact's code lacks entry '" + entry->name +
+                              "'");
+      executable->entries[entry->name] = {reinterpret_cast<Entry::Fn>(fn),
+                                          entry->getNumBuffers()};
     }
     *out = executable.release();
     return nullptr;

@@ -13,10 +13,12 @@
 #include "llvm/ADT/Twine.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace llvm::json {
 class Array;
+class Value;
 } // namespace llvm::json
 
 struct pb_status {
@@ -42,6 +44,17 @@ pb_status *parseArtifact(llvm::StringRef data, llvm::StringRef name,
 /// "inputs"/"outputs" of known element types and non-negative extents. On
 /// failure `why` completes "the metadata ...".
 bool checkMetadata(llvm::StringRef metadata, std::string &why);
+/// One entry of the metadata's "entries": its name and its tensors.
+struct EntryDescription {
+  llvm::StringRef name;
+  const llvm::json::Array *inputs;
+  const llvm::json::Array *outputs;
+  /// The caller's buffers: inputs, then outputs.
+  size_t getNumBuffers() const;
+};
+/// `value` as an entry, or nullopt when it is not an object with a string
+/// "name" and arrays "inputs" and "outputs".
+std::optional<EntryDescription> readEntry(const llvm::json::Value &value);
 /// Bytes per element of a metadata element type, 0 when it is unknown.
 size_t getDTypeBytes(llvm::StringRef dtype);
 

@@ -32,6 +32,23 @@ size_t mlir::pb::runtime::getDTypeBytes(llvm::StringRef dtype) {
       .Default(0);
 }
 
+size_t EntryDescription::getNumBuffers() const {
+  return inputs->size() + outputs->size();
+}
+
+std::optional<EntryDescription>
+mlir::pb::runtime::readEntry(const llvm::json::Value &value) {
+  const llvm::json::Object *entry = value.getAsObject();
+  std::optional<llvm::StringRef> name =
+      entry ? entry->getString("name") : std::nullopt;
+  const llvm::json::Array *inputs = entry ? entry->getArray("inputs") : nullptr;
+  const llvm::json::Array *outputs =
+      entry ? entry->getArray("outputs") : nullptr;
+  if (!name || !inputs || !outputs)
+    return std::nullopt;
+  return EntryDescription{*name, inputs, outputs};
+}
+
 /// Checks one {"shape": [...], "dtype": "..."} of an entry.
 static bool checkTensor(const llvm::json::Value &value, std::string &why) {
   const llvm::json::Object *tensor = value.getAsObject();
@@ -98,29 +115,24 @@ bool mlir::pb::runtime::checkMetadata(llvm::StringRef text, std::string &why) {
   }
   llvm::StringSet<> names;
   for (const llvm::json::Value &value : *entries) {
-    const llvm::json::Object *entry = value.getAsObject();
-    std::optional<llvm::StringRef> name =
-        entry ? entry->getString("name") : std::nullopt;
-    const llvm::json::Array *inputs =
-        entry ? entry->getArray("inputs") : nullptr;
-    const llvm::json::Array *outputs =
-        entry ? entry->getArray("outputs") : nullptr;
-    if (!name || name->empty() || !inputs || !outputs) {
+    std::optional<EntryDescription> entry = readEntry(value);
+    if (!entry || entry->name.empty()) {
       why = "has an entry without 'name', 'inputs' or 'outputs'";
       return false;
     }
-    if (name->contains('\0')) {
+    llvm::StringRef name = entry->name;
+    if (name.contains('\0')) {
       why = "has an entry name with a NUL character";
       return false;
     }
-    if (!names.insert(*name).second) {
-      why = ("lists entry '" + *name + "' twice").str();
+    if (!names.insert(name).second) {
+      why = ("lists entry '" + name + "' twice").str();
       return false;
     }
-    for (const llvm::json::Array *tensors : {inputs, outputs})
+    for (const llvm::json::Array *tensors : {entry->inputs, entry->outputs})
       for (const llvm::json::Value &tensor : *tensors)
         if (!checkTensor(tensor, why)) {
-          why = ("(entry '" + *name + "') ").str() + why;
+          why = ("(entry '" + name + "') ").str() + why;
           return false;
         }
   }

@@ -114,17 +114,6 @@ createTargetMachine(ModuleOp module, const ChipDesc &chip) {
   return machine;
 }
 
-/// Whether `function` only calls another function with its own arguments
-/// and returns: what MergeFunctions leaves of a function it merged.
-static bool isThunk(llvm::Function &function) {
-  if (function.isDeclaration() || function.size() != 1)
-    return false;
-  llvm::BasicBlock &block = function.getEntryBlock();
-  auto *call = llvm::dyn_cast<llvm::CallInst>(&block.front());
-  return call && block.size() == 2 && call->getCalledFunction() &&
-         llvm::isa<llvm::ReturnInst>(block.back());
-}
-
 /// Merges identical functions, then runs LLVM's O3 pipeline without its
 /// loop vectorizer, SLP vectorizer and loop unroller: S3 has already
 /// vectorized and register-tiled the code. Returns (kernels, distinct
@@ -140,18 +129,20 @@ static bool isThunk(llvm::Function &function) {
 /// run-to-run noise (about 15%).
 static std::pair<unsigned, unsigned>
 optimizeLLVMModule(llvm::Module &module, llvm::TargetMachine &machine) {
-  auto isKernel = [](const llvm::Function &function) {
-    return !function.isDeclaration() && function.getName().contains(".omp_par");
-  };
-  unsigned kernels = llvm::count_if(module, isKernel);
-  llvm::SmallVector<llvm::Function *> functions;
-  for (llvm::Function &function : module)
-    if (!function.isDeclaration())
-      functions.push_back(&function);
-  llvm::MergeFunctionsPass::runOnFunctions(functions);
-  unsigned distinct = llvm::count_if(module, [&](llvm::Function &function) {
-    return isKernel(function) && !isThunk(function);
-  });
+  llvm::SmallVector<llvm::Function *> functions, kernels;
+  for (llvm::Function &function : module) {
+    if (function.isDeclaration())
+      continue;
+    functions.push_back(&function);
+    if (function.getName().contains(".omp_par"))
+      kernels.push_back(&function);
+  }
+  // Merged functions map to the one kept (compared as pointers only: a
+  // merged function may have been erased).
+  llvm::DenseMap<llvm::Function *, llvm::Function *> merged =
+      llvm::MergeFunctionsPass::runOnFunctions(functions);
+  unsigned distinct = llvm::count_if(
+      kernels, [&](llvm::Function *kernel) { return !merged.count(kernel); });
 
   llvm::PipelineTuningOptions tuning;
   tuning.LoopVectorization = false;
@@ -170,7 +161,7 @@ optimizeLLVMModule(llvm::Module &module, llvm::TargetMachine &machine) {
   llvm::ModulePassManager mpm =
       builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   mpm.run(module, mam);
-  return {kernels, distinct};
+  return {unsigned(kernels.size()), distinct};
 }
 
 static LogicalResult emitCPU(ModuleOp module, const ChipDesc &chip,
