@@ -17,6 +17,12 @@ or a whole file. A cache file that fails the loader's checks (damaged,
 truncated, another format version) is a miss: it is logged, compiled again
 and rewritten. A cache directory that cannot be written (read-only, full) is
 not used again by the process, after one warning.
+
+Below the whole-module cache, CPU compilations keep each compiled kernel in
+``<cache dir>/kernels`` (the C API's ``kernel-cache`` option), keyed by its
+code, the chip and LLVM: a model that shares kernels with one compiled
+before (another batch size, a deeper model of the same family) compiles
+only its new kernels in S5.
 """
 
 from __future__ import annotations
@@ -376,7 +382,13 @@ def compile(mlir_text: str, target: str = "cpu-host",
                         "again and rewriting it): %s", path, e)
             art = None
     if art is None:
-        art = Artifact(_compile_logged(mlir_text, target, opts), key)
+        compile_opts = opts
+        if path is not None and "," not in str(directory):
+            # Kernels compiled before, by this model or another one, are
+            # read back from the disk cache (the artifact is the same).
+            kernels = directory / "kernels"
+            compile_opts = ",".join(filter(None, [opts, f"kernel-cache={kernels}"]))
+        art = Artifact(_compile_logged(mlir_text, target, compile_opts), key)
         stats["compiles"] += 1
         if path is not None:
             _store(art, path)

@@ -30,6 +30,7 @@
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/ThreadPool.h"
 
 #include <mutex>
 
@@ -80,6 +81,10 @@ struct CompileOptions {
   /// Time the parse, every pass and S5, and put the report in the
   /// metadata ("compile_timing").
   bool timing = false;
+  /// Threads for S5 (0: one per core); the artifact does not depend on it.
+  unsigned threads = 0;
+  /// Directory of S5's kernel cache ("" for none); nor does it depend on it.
+  std::string kernelCache;
 };
 } // namespace
 
@@ -118,8 +123,16 @@ static pb_status *parseOptions(const char *text, CompileOptions &options) {
       status = boolValue(options.pipeline.packConstants);
     else if (key == "timing")
       status = boolValue(options.timing);
-    else if (key == "pipeline" &&
-             (value == "optimized" || value == "reference"))
+    else if (key == "kernel-cache")
+      options.kernelCache = value.str();
+    else if (key == "threads") {
+      if (value.getAsInteger(10, options.threads) || options.threads > 4096)
+        status = makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                            "option 'threads' takes a count from 0 (one per "
+                            "core) to 4096, not '" +
+                                value + "'");
+    } else if (key == "pipeline" &&
+               (value == "optimized" || value == "reference"))
       options.reference = value == "reference";
     else if (key == "mma-fusion")
       status = makeStatus(PB_STATUS_UNSUPPORTED,
@@ -133,11 +146,27 @@ static pb_status *parseOptions(const char *text, CompileOptions &options) {
                               "matrix-units=0|1, "
                               "allow-tf32=0|1, allow-tf32-convolutions=0|1, "
                               "warpgroup-units=0|1, pack-constants=0|1, "
-                              "timing=0|1, pipeline=optimized|reference");
+                              "timing=0|1, threads=N, kernel-cache=DIR, "
+                              "pipeline=optimized|reference");
     if (status)
       return status;
   }
   return nullptr;
+}
+
+/// The options as the metadata records them: all but `threads` and
+/// `kernel-cache`, which do not change the artifact (so that it is the same
+/// for any thread count, with and without the cache).
+static std::string getRecordedOptions(const char *text) {
+  if (!text)
+    return "";
+  llvm::SmallVector<llvm::StringRef> items, kept;
+  llvm::StringRef(text).split(items, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef item : items)
+    if (!llvm::is_contained({"threads", "kernel-cache"},
+                            item.trim().split('=').first))
+      kept.push_back(item);
+  return llvm::join(kept, ",");
 }
 
 pb_status *pbCompile(const char *moduleText, size_t size, const char *target,
@@ -168,13 +197,23 @@ pb_status *pbCompile(const char *moduleText, size_t size, const char *target,
     registerAllDialects(registry);
     registerAllExtensions(registry);
     pb::registerAllDialects(registry);
-    MLIRContext context(registry);
-    context.disableMultithreading();
+    // Function passes (S4's, one per kernel) run on `options.threads`
+    // threads (0: one per core); the result does not depend on it.
+    llvm::ThreadPoolStrategy strategy =
+        llvm::hardware_concurrency(options.threads);
+    std::optional<llvm::DefaultThreadPool> threadPool;
+    MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+    if (strategy.compute_thread_count() > 1) {
+      threadPool.emplace(strategy);
+      context.setThreadPool(*threadPool);
+    }
     std::string diagnostics;
     llvm::raw_string_ostream diagOS(diagnostics);
+    std::mutex diagMutex;
     ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
       if (diag.getSeverity() == DiagnosticSeverity::Remark)
         return success();
+      std::lock_guard<std::mutex> lock(diagMutex);
       diagOS << diag.getLocation() << ": "
              << (diag.getSeverity() == DiagnosticSeverity::Error ? "error: "
                                                                  : "note: ")
@@ -249,7 +288,10 @@ pb_status *pbCompile(const char *moduleText, size_t size, const char *target,
 
     pb::EmittedBinary binary;
     TimingScope emitTimer = rootTimer.nest("S5: code emission (LLVM)");
-    if (failed(backend->emit(*module, **chip, binary)))
+    pb::EmitOptions emitOptions;
+    emitOptions.threads = options.threads;
+    emitOptions.kernelCache = options.kernelCache;
+    if (failed(backend->emit(*module, **chip, emitOptions, emitTimer, binary)))
       return makeStatus(PB_STATUS_COMPILE_ERROR,
                         "code emission failed:\n" + diagnostics);
     emitTimer.stop();
@@ -257,6 +299,7 @@ pb_status *pbCompile(const char *moduleText, size_t size, const char *target,
     if (options.timing) {
       timing.print();
       timing.setEnabled(false);
+      timingOS << binary.timingDetail;
     }
 
     llvm::json::Object metadata{
@@ -265,7 +308,7 @@ pb_status *pbCompile(const char *moduleText, size_t size, const char *target,
         {"requested_target", target},
         {"vendor", pb::stringifyVendor((*chip)->vendor)},
         {"compiler", pbVersion()},
-        {"options", optionsText ? optionsText : ""},
+        {"options", getRecordedOptions(optionsText)},
         // Alignment (bytes) the kernels assume of buffer arguments: the
         // chip's widest vector access.
         {"buffer_alignment",

@@ -3,6 +3,7 @@
 // A public function with a body gets a wrapper that loads one pointer per
 // argument from the packed array and calls it; declarations do not.
 // CHECK-LABEL: llvm.func @add(
+// CHECK: llvm.func internal @kernel_0123456789abcdef(
 // CHECK: llvm.func @__pb_entry_add(%[[ARGS:.*]]: !llvm.ptr)
 // CHECK: %[[S0:.*]] = llvm.getelementptr %[[ARGS]][0]
 // CHECK: %[[P0:.*]] = llvm.load %[[S0]] : !llvm.ptr -> !llvm.ptr
@@ -11,11 +12,18 @@
 // CHECK: llvm.call @add(%[[P0]], %[[P1]])
 // CHECK-NOT: __pb_entry_malloc
 // CHECK-NOT: __pb_entry_helper
+// CHECK-NOT: __pb_entry_kernel_0123456789abcdef
 llvm.func @malloc(i64) -> !llvm.ptr
 llvm.func internal @helper(%a: !llvm.ptr) {
   llvm.return
 }
 llvm.func @add(%a: !llvm.ptr, %b: !llvm.ptr) {
+  llvm.call @kernel_0123456789abcdef(%a) : (!llvm.ptr) -> ()
+  llvm.return
+}
+// A private function with a body (a kernel of pb-outline-kernels) is no
+// entry: it becomes internal.
+llvm.func @kernel_0123456789abcdef(%a: !llvm.ptr) attributes {sym_visibility = "private"} {
   llvm.return
 }
 

@@ -283,8 +283,10 @@ def test_memory_and_disk_cache(tmp_path, monkeypatch):
     a2 = polyblocks.compile(text)
     assert a2 is a1
     assert compiler.stats["memory_hits"] == before["memory_hits"] + 1
-    files = list(tmp_path.iterdir())
+    files = [f for f in tmp_path.iterdir() if f.is_file()]
     assert [f.name for f in files] == [f"{a1.key}.pbart"]  # no temporary left behind
+    kernels = sorted((tmp_path / "kernels").iterdir())
+    assert kernels and all(k.suffix == ".o" for k in kernels)
     compiler.clear_memory_cache()
     a3 = polyblocks.compile(text)
     assert a3 is not a1
@@ -331,6 +333,28 @@ def test_invalid_cache_file_is_recompiled_and_rewritten(tmp_path, monkeypatch, c
     assert compiler.stats["disk_hits"] == hits + 1
 
 
+def test_kernel_cache_reused_when_the_module_is_compiled_again(tmp_path, monkeypatch):
+    """Without its whole-module entry, a module is compiled again, but its
+    kernels come from <cache dir>/kernels: none is added or rewritten, and
+    the artifact is the same."""
+    monkeypatch.setenv("POLYBLOCKS_CACHE_DIR", str(tmp_path))
+    text = _unique_module(4321)
+    a1 = polyblocks.compile(text)
+    kernels = {k: k.stat().st_mtime_ns for k in (tmp_path / "kernels").iterdir()}
+    assert kernels
+    compiler.clear_memory_cache()
+    (tmp_path / f"{a1.key}.pbart").unlink()
+    before = dict(compiler.stats)
+    a2 = polyblocks.compile(text)
+    assert compiler.stats["compiles"] == before["compiles"] + 1
+    assert {k: k.stat().st_mtime_ns for k in (tmp_path / "kernels").iterdir()} == kernels
+    a1.save(tmp_path / "a1.bin")
+    a2.save(tmp_path / "a2.bin")
+    assert (tmp_path / "a1.bin").read_bytes() == (tmp_path / "a2.bin").read_bytes()
+    x = torch.randn(8)
+    torch.testing.assert_close(a2.run("forward", [x])[0], x + 4321)
+
+
 def test_unwritable_cache_dir_warns_once(tmp_path, monkeypatch, caplog):
     # A directory below a plain file cannot be created (even by root).
     (tmp_path / "file").write_text("")
@@ -363,9 +387,12 @@ def test_concurrent_compiles_into_one_cache_dir(tmp_path):
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, err
         assert json.loads(out.strip().splitlines()[-1]) == [31.0 + i for i in range(8)]
-    entries = list(tmp_path.iterdir())
+    entries = [e for e in tmp_path.iterdir() if e.is_file()]
     assert len(entries) == 1 and entries[0].suffix == ".pbart", entries
     polyblocks.Artifact.load(entries[0])
+    # The kernel cache beside it: whole objects only, no temporary left.
+    kernels = list((tmp_path / "kernels").iterdir())
+    assert kernels and all(k.suffix == ".o" for k in kernels), kernels
 
 
 def test_damaged_artifact_is_a_clear_error(tmp_path):

@@ -48,6 +48,12 @@ static llvm::cl::opt<std::string>
                               "#pb.target<NAME> before any pass runs"),
                llvm::cl::value_desc("name"), llvm::cl::cat(pbCategory));
 
+static llvm::cl::opt<bool> printTiming(
+    "timing",
+    llvm::cl::desc("Print how long each pass took (MLIR's timing report, as "
+                   "--mlir-timing; pb-compile --timing adds S5 per kernel)"),
+    llvm::cl::cat(pbCategory));
+
 static llvm::cl::opt<bool>
     listTargets("list-targets", llvm::cl::desc("List the registered targets"),
                 llvm::cl::cat(pbCategory));
@@ -125,6 +131,13 @@ int main(int argc, char **argv) {
   auto [inputFile, outputFile] = registerAndParseCLIOptions(
       argc, argv, "PolyBlocks optimizer driver\n", registry);
 
+  // --timing is MLIR's --mlir-timing under the name pb-compile uses.
+  if (printTiming) {
+    auto &options = llvm::cl::getRegisteredOptions();
+    auto it = options.find("mlir-timing");
+    if (it != options.end())
+      static_cast<llvm::cl::opt<bool> *>(it->second)->setValue(true);
+  }
   if (listTargets) {
     pb::printTargetList(llvm::outs());
     return 0;

@@ -84,6 +84,15 @@ typedef struct pb_artifact pb_artifact;
  *   matrix-units=0|1   S3 matrix-unit mapping (default 1)
  *   timing=0|1         time the parse, every pass and S5: MLIR's timing
  *                      report, as text, in the metadata's "compile_timing"
+ *                      (with S5's time per kernel after it)
+ *   threads=N          threads S5 compiles kernels on (default 0: one per
+ *                      core); the artifact is the same for every N and the
+ *                      metadata's "options" leave it out
+ *   kernel-cache=DIR   CPU targets: keep each compiled kernel in DIR and
+ *                      reuse it when the same kernel (same code, chip and
+ *                      LLVM) is compiled again, in this or another model;
+ *                      damaged files are ignored and rewritten; the
+ *                      artifact is the same and "options" leave it out
  *   pipeline=optimized|reference  `reference` skips S3 and the S1/S2
  *                      rewrites that only make code faster
  *                      (pb-hoist-invariants, pb-pad-in-place): the

@@ -17,16 +17,20 @@
 
 #include "pb/Target/Backend.h"
 
+#include "ParallelCodegen.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/ScopeExit.h"
-#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -42,18 +46,24 @@ using namespace mlir;
 using namespace mlir::pb;
 
 // S4: everything below S3 down to the LLVM dialect. scf.parallel loops (the
-// affine.parallel loops S3 marked) become OpenMP work-sharing loops.
+// affine.parallel loops S3 marked) become OpenMP work-sharing loops. The
+// loop nests are functions first (pb-outline-kernels): the passes that work
+// on any op run per function (func.func(...)), in parallel when the context
+// has threads; the module-level ones in between.
 static const char *const kCPUS4 =
-    "pb-approximate-math,arith-expand{include-bf16=true},"
-    "convert-linalg-to-affine-loops,lower-affine,"
-    "convert-scf-to-openmp,convert-vector-to-scf,lower-affine,"
-    "convert-vector-to-llvm,expand-strided-metadata,lower-affine,"
-    "finalize-memref-to-llvm{use-generic-functions=1},convert-scf-to-cf,"
-    "convert-math-to-llvm,"
+    "pb-outline-kernels,pb-approximate-math,"
+    "func.func(arith-expand{include-bf16=true},"
+    "convert-linalg-to-affine-loops,lower-affine),"
+    "convert-scf-to-openmp,"
+    "func.func(convert-vector-to-scf,lower-affine,convert-vector-to-llvm,"
+    "expand-strided-metadata,lower-affine),"
+    "finalize-memref-to-llvm{use-generic-functions=1},"
+    "func.func(convert-scf-to-cf,convert-math-to-llvm),"
     // libm calls for vector math ops (asinh of a vectorized loop) come as
     // vector.extract / vector.insert around scalar calls: lowered again.
-    "convert-math-to-libm,convert-vector-to-llvm,"
-    "convert-arith-to-llvm,convert-index-to-llvm,"
+    "convert-math-to-libm,"
+    "func.func(convert-vector-to-llvm,convert-arith-to-llvm,"
+    "convert-index-to-llvm),"
     "convert-cf-to-llvm,"
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
     "convert-openmp-to-llvm,convert-ub-to-llvm,"
@@ -91,17 +101,16 @@ static LogicalResult emitError(ModuleOp module, const llvm::Twine &message) {
   return module.emitError() << "S5 (cpu): " << message;
 }
 
+/// The chip's target machine, or null with `error` set. Called from S5's
+/// threads: it reports nothing itself.
 static std::unique_ptr<llvm::TargetMachine>
-createTargetMachine(ModuleOp module, const ChipDesc &chip) {
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  std::string error;
+createTargetMachine(const ChipDesc &chip, std::string &error) {
   llvm::Triple triple(chip.llvmTriple);
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target) {
-    (void)emitError(module, "no LLVM target for triple '" + chip.llvmTriple +
-                                "': " + error);
+    error =
+        ("no LLVM target for triple '" + chip.llvmTriple + "': " + error).str();
     return nullptr;
   }
   llvm::TargetOptions options;
@@ -109,72 +118,79 @@ createTargetMachine(ModuleOp module, const ChipDesc &chip) {
       triple, chip.llvmCPU, chip.llvmFeatures, options, llvm::Reloc::PIC_,
       std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!machine)
-    (void)emitError(module, "cannot create a target machine for '" +
-                                chip.llvmCPU + "'");
+    error = ("cannot create a target machine for '" + chip.llvmCPU + "'").str();
   return machine;
 }
 
-/// Merges identical functions, then runs LLVM's O3 pipeline without its
-/// loop vectorizer, SLP vectorizer and loop unroller: S3 has already
-/// vectorized and register-tiled the code. Returns (kernels, distinct
-/// kernels).
-///
-/// Every parallel loop nest (a kernel) is its own function here: LLVM's
-/// OpenMP lowering outlined it (`*.omp_par*`). A model's repeated layers
-/// give identical kernels (BERT-base: 206, 20 distinct), so merging them
-/// first means each distinct kernel is optimized and compiled once; merging
-/// keeps the semantics (MergeFunctions merges only functions whose code is
-/// the same). Without the vectorizers and the unroller S5 of resnet18 went
-/// from about 18 s to 5 s, with run-time changes within this machine's
-/// run-to-run noise (about 15%).
-static std::pair<unsigned, unsigned>
-optimizeLLVMModule(llvm::Module &module, llvm::TargetMachine &machine) {
+/// The S5 time of each part, the slowest first, for the timing report.
+static void describeParts(llvm::ArrayRef<cpu::CompiledPart> parts,
+                          std::string &detail) {
+  llvm::SmallVector<const cpu::CompiledPart *> sorted;
+  for (const cpu::CompiledPart &part : parts)
+    sorted.push_back(&part);
+  llvm::stable_sort(sorted,
+                    [](auto *a, auto *b) { return a->seconds > b->seconds; });
+  double total = 0;
+  for (const cpu::CompiledPart *part : sorted)
+    total += part->seconds;
+  llvm::raw_string_ostream os(detail);
+  os << llvm::formatv("S5 per kernel: {0} parts, {1:f3} s on all threads\n",
+                      parts.size(), total);
+  for (const cpu::CompiledPart *part : sorted)
+    os << llvm::formatv("  {0,10:f4} s  {1}  {2}\n", part->seconds,
+                        part->cached ? "cached  " : "compiled",
+                        part->kernel.empty() ? "(entries and the rest)"
+                                             : part->kernel);
+}
+
+/// Merges functions that are the same code once lowered (pb-outline-kernels
+/// already made one function of kernels that were the same before) and
+/// returns how many of `kernels` are left to compile.
+static unsigned mergeFunctions(llvm::Module &module,
+                               const llvm::StringSet<> &kernelNames) {
   llvm::SmallVector<llvm::Function *> functions, kernels;
   for (llvm::Function &function : module) {
     if (function.isDeclaration())
       continue;
     functions.push_back(&function);
-    if (function.getName().contains(".omp_par"))
+    if (kernelNames.contains(function.getName()))
       kernels.push_back(&function);
   }
   // Merged functions map to the one kept (compared as pointers only: a
   // merged function may have been erased).
   llvm::DenseMap<llvm::Function *, llvm::Function *> merged =
       llvm::MergeFunctionsPass::runOnFunctions(functions);
-  unsigned distinct = llvm::count_if(
+  return llvm::count_if(
       kernels, [&](llvm::Function *kernel) { return !merged.count(kernel); });
-
-  llvm::PipelineTuningOptions tuning;
-  tuning.LoopVectorization = false;
-  tuning.SLPVectorization = false;
-  tuning.LoopUnrolling = false;
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder builder(&machine, tuning);
-  builder.registerModuleAnalyses(mam);
-  builder.registerCGSCCAnalyses(cgam);
-  builder.registerFunctionAnalyses(fam);
-  builder.registerLoopAnalyses(lam);
-  builder.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm =
-      builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-  mpm.run(module, mam);
-  return {unsigned(kernels.size()), distinct};
 }
 
 static LogicalResult emitCPU(ModuleOp module, const ChipDesc &chip,
+                             const EmitOptions &options, TimingScope &timing,
                              EmittedBinary &binary) {
   DialectRegistry registry;
   registerAllToLLVMIRTranslations(registry);
   module.getContext()->appendDialectRegistry(registry);
 
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  std::string machineError;
   std::unique_ptr<llvm::TargetMachine> machine =
-      createTargetMachine(module, chip);
+      createTargetMachine(chip, machineError);
   if (!machine)
-    return failure();
+    return emitError(module, machineError);
 
+  // The kernels (pb-outline-kernels' private functions, internal in
+  // LLVM) and the calls of them.
+  llvm::StringSet<> kernelNames;
+  for (auto func : module.getOps<LLVM::LLVMFuncOp>())
+    if (!func.isExternal() && func.isPrivate())
+      kernelNames.insert(func.getName());
+  module.walk([&](LLVM::CallOp call) {
+    if (std::optional<StringRef> callee = call.getCallee())
+      binary.kernels += kernelNames.contains(*callee);
+  });
+
+  TimingScope translateTimer = timing.nest("translation to LLVM IR");
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext, "polyblocks");
@@ -182,20 +198,28 @@ static LogicalResult emitCPU(ModuleOp module, const ChipDesc &chip,
     return emitError(module, "translation to LLVM IR failed");
   llvmModule->setTargetTriple(machine->getTargetTriple());
   llvmModule->setDataLayout(machine->createDataLayout());
+  binary.compiledKernels = mergeFunctions(*llvmModule, kernelNames);
+  translateTimer.stop();
 
-  std::tie(binary.kernels, binary.compiledKernels) =
-      optimizeLLVMModule(*llvmModule, *machine);
+  // Each kernel optimized and compiled on its own, on every core.
+  TimingScope compileTimer = timing.nest("optimization and code generation");
+  llvm::Expected<std::vector<cpu::CompiledPart>> parts = cpu::compileInParts(
+      *llvmModule, kernelNames,
+      [&] {
+        std::string error; // Reported by the part that gets no machine.
+        return createTargetMachine(chip, error);
+      },
+      options.threads,
+      {options.kernelCache,
+       (cpu::kCodegenRecipe + llvm::Twine("\nLLVM ") + LLVM_VERSION_STRING +
+        "\n" + chip.llvmTriple + "\n" + chip.llvmCPU + "\n" + chip.llvmFeatures)
+           .str()});
+  compileTimer.stop();
+  if (!parts)
+    return emitError(module, llvm::toString(parts.takeError()));
+  describeParts(*parts, binary.timingDetail);
 
-  llvm::SmallString<0> object;
-  {
-    llvm::raw_svector_ostream os(object);
-    llvm::legacy::PassManager codegen;
-    if (machine->addPassesToEmitFile(codegen, os, nullptr,
-                                     llvm::CodeGenFileType::ObjectFile))
-      return emitError(module, "the target cannot emit object files");
-    codegen.run(*llvmModule);
-  }
-
+  TimingScope linkTimer = timing.nest("link");
   // Link into a shared object with lld. libm and libc symbols (expf, malloc)
   // resolve against the process that loads it, which libPolyBlocks.so
   // already ties to both through libstdc++.
@@ -208,22 +232,26 @@ static LogicalResult emitCPU(ModuleOp module, const ChipDesc &chip,
           llvm::sys::fs::createUniqueDirectory("polyblocks-link", dir))
     return emitError(module,
                      "cannot create a temporary directory: " + ec.message());
-  llvm::SmallString<128> objPath(dir), soPath(dir), logPath(dir);
-  llvm::sys::path::append(objPath, "kernel.o");
+  llvm::SmallString<128> soPath(dir), logPath(dir);
   llvm::sys::path::append(soPath, "kernel.so");
   llvm::sys::path::append(logPath, "link.log");
+  llvm::SmallVector<std::string> objPaths;
   llvm::scope_exit cleanup([&] {
-    llvm::sys::fs::remove(objPath);
+    for (const std::string &path : objPaths)
+      llvm::sys::fs::remove(path);
     llvm::sys::fs::remove(soPath);
     llvm::sys::fs::remove(logPath);
     llvm::sys::fs::remove(dir);
   });
-  {
+  for (auto [index, part] : llvm::enumerate(*parts)) {
+    llvm::SmallString<128> path(dir);
+    llvm::sys::path::append(path, "part" + llvm::Twine(index) + ".o");
+    objPaths.push_back(path.str().str());
     std::error_code ec;
-    llvm::raw_fd_ostream os(objPath, ec);
+    llvm::raw_fd_ostream os(path, ec);
     if (ec)
-      return emitError(module, "cannot write " + objPath + ": " + ec.message());
-    os << object;
+      return emitError(module, "cannot write " + path + ": " + ec.message());
+    os << part.object;
   }
   std::string support = findSupportLibrary();
   if (!llvm::sys::fs::exists(support))
@@ -232,11 +260,11 @@ static LogicalResult emitCPU(ModuleOp module, const ChipDesc &chip,
                                  "to libPBCPUSupport.a)");
   std::string ompDir = llvm::sys::path::parent_path(PB_LIBOMP).str();
   llvm::SmallVector<llvm::StringRef> args = {
-      linker,   "-shared",    "--no-undefined-version",
-      "-o",     soPath,       objPath,
-      support,  "-L",         ompDir,
-      "-rpath", ompDir,       "-lomp",
-      "-z",     "noexecstack"};
+      linker, "-shared", "--no-undefined-version", "-o", soPath};
+  for (const std::string &path : objPaths)
+    args.push_back(path);
+  args.append(
+      {support, "-L", ompDir, "-rpath", ompDir, "-lomp", "-z", "noexecstack"});
   std::string errMsg;
   std::optional<llvm::StringRef> redirects[] = {
       std::nullopt, llvm::StringRef(logPath), llvm::StringRef(logPath)};
@@ -254,6 +282,7 @@ static LogicalResult emitCPU(ModuleOp module, const ChipDesc &chip,
     return emitError(module, "cannot read the linked object");
   binary.payload = (*so)->getBuffer().str();
   binary.format = "elf-shared-object";
+  linkTimer.stop();
   return success();
 }
 

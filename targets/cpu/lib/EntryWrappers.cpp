@@ -24,6 +24,11 @@ public:
     ModuleOp module = getOperation();
     SmallVector<LLVM::LLVMFuncOp> entries;
     for (auto func : module.getOps<LLVM::LLVMFuncOp>()) {
+      if (!func.isExternal() && func.isPrivate() &&
+          func.getLinkage() == LLVM::Linkage::External) {
+        func.setLinkage(LLVM::Linkage::Internal);
+        continue;
+      }
       if (func.isExternal() || func.getLinkage() != LLVM::Linkage::External ||
           func.getName().starts_with(pb::cpu::kEntryWrapperPrefix) ||
           func.getName().starts_with("_mlir_"))

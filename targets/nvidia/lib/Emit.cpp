@@ -238,6 +238,7 @@ static LogicalResult assemble(Operation *op, llvm::StringRef ptxas,
 
 LogicalResult mlir::pb::nvidia::emitNVIDIA(ModuleOp module,
                                            const ChipDesc &chip,
+                                           const EmitOptions &, TimingScope &,
                                            EmittedBinary &binary) {
   DialectRegistry registry;
   registerAllToLLVMIRTranslations(registry);

@@ -1,12 +1,13 @@
 // RUN: pb-compile %s --target=cpu-host --options=fusion=0 --print-metadata -o %t.opt | FileCheck %s --check-prefix=KERNELS
 // RUN: pb-compile %s --target=cpu-host --options=pipeline=reference -o %t.ref
 // RUN: pb-run %t.opt --check-against=%t.ref | FileCheck %s
-// Two identical row reductions (unfused, fusion=0) are two kernels of the
-// same code: S5 merges them before LLVM's optimizer and compiles one, and
-// each still reads its own input and writes its own output.
+// Two identical row reductions and their fills (unfused, fusion=0) are four
+// kernels, two pairs of the same code: pb-outline-kernels makes each pair
+// one function that S5 compiles once, and each call still reads its own
+// input and writes its own output.
 // KERNELS:      "kernels": {
-// KERNELS-NEXT:   "compiled": 1,
-// KERNELS-NEXT:   "total": 2
+// KERNELS-NEXT:   "compiled": 2,
+// KERNELS-NEXT:   "total": 4
 // CHECK: OK f: 128 values match the reference
 
 #id = affine_map<(i, j) -> (i, j)>

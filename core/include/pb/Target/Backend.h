@@ -18,6 +18,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 
 #include <string>
 
@@ -29,11 +30,22 @@ struct EmittedBinary {
   std::string payload;
   /// The payload's kind, for the artifact's metadata ("elf-shared-object").
   std::string format;
-  /// Kernels (parallel regions, each its own function in the code) and how
+  /// Kernels (calls of pb-outline-kernels' loop-nest functions) and how
   /// many distinct ones S5 optimized and compiled after merging identical
   /// ones; 0 and 0 where the back end does not count them.
   unsigned kernels = 0;
   unsigned compiledKernels = 0;
+  /// What S5 adds to the timing report (the time of each kernel), or "".
+  std::string timingDetail;
+};
+
+struct EmitOptions {
+  /// Threads S5 may use; 0: one per core. The binary does not depend on it.
+  unsigned threads = 0;
+  /// A directory where S5 keeps compiled kernels between compilations (see
+  /// the CPU back end's KernelCache), or "" for none. The binary does not
+  /// depend on it.
+  std::string kernelCache;
 };
 
 struct TargetBackend {
@@ -43,7 +55,10 @@ struct TargetBackend {
   void (*addS4Pipeline)(OpPassManager &pm, const ChipDesc &chip);
   /// S5: emits the binary from S4's output. Errors are reported on the
   /// module's location and return failure.
+  /// `timing` is S5's scope in the timing report (disabled unless asked
+  /// for).
   LogicalResult (*emit)(ModuleOp module, const ChipDesc &chip,
+                        const EmitOptions &options, TimingScope &timing,
                         EmittedBinary &binary);
 };
 

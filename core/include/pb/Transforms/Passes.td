@@ -657,6 +657,30 @@ def PBPromoteToScratchpadPass
                            "::mlir::memref::MemRefDialect"];
 }
 
+def PBOutlineKernelsPass : Pass<"pb-outline-kernels", "ModuleOp"> {
+  let summary = "Each loop nest of an entry its own function, identical "
+                "ones compiled once";
+  let description = [{
+    The first step of a target's S4. Every loop nest (`affine.for`,
+    `affine.parallel`, `scf.for`, `scf.parallel`: the GEMM and convolution
+    micro-kernels are scf loops) at the top level of a function's body
+    without results becomes a private function that the function calls:
+    the buffers and scalars the nest uses from outside become its arguments
+    (in the order of their first use), constants are copied in. Nests whose
+    functions print the same (same ops, shapes, element types, attributes
+    and signature) share one function, named after a hash of that text
+    (`@kernel_<16 hex digits>`), so that the same kernel has the same name
+    in every module and S5 can cache it. A model's repeated layers (BERT's
+    12 encoder layers, a ResNet's identical blocks) thus give one kernel
+    each, lowered and compiled once.
+
+    A nest that uses a buffer whose type has a dynamic size, offset or
+    stride stays in place (kernels take bare pointers). `--pb-explain`
+    reports, per module, the kernels before and after deduplication.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def PBStripAnnotationsPass : Pass<"pb-strip-annotations", "ModuleOp"> {
   let summary = "Remove pb attributes, leaving upstream-only IR";
   let description = [{

@@ -25,7 +25,9 @@ def PBCPUEntryWrappersPass : Pass<"pb-cpu-entry-wrappers", "ModuleOp"> {
     function. The runtime calls this wrapper with the caller's buffers
     (inputs first, then outputs), so it needs no per-signature C code.
     An entry whose arguments are not all pointers (a scalar or a dynamic
-    memref) is an error naming the function.
+    memref) is an error naming the function. Private functions with a body
+    (the kernels of pb-outline-kernels) are no entries: they get internal
+    linkage, so that they are not exported and LLVM may inline them.
 
     Before:
       llvm.func @f(%a: !llvm.ptr, %b: !llvm.ptr)

@@ -56,8 +56,10 @@ FailureOr<LaunchLimits> getLaunchLimits(Operation *op, const ChipDesc &chip);
 void sinkIntoLaunch(gpu::LaunchOp launch);
 
 /// S5: the PTX of every kernel (assembled into a cubin when ptxas is found)
-/// and the launch plan of every entry, as one JSON document.
+/// and the launch plan of every entry, as one JSON document. (One thread;
+/// `options` and `timing` are not used yet.)
 LogicalResult emitNVIDIA(ModuleOp module, const ChipDesc &chip,
+                         const EmitOptions &options, TimingScope &timing,
                          EmittedBinary &binary);
 
 /// Registers the NVIDIA passes, the `pb-nvidia-s4` pipeline and the NVIDIA
