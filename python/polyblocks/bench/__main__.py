@@ -217,10 +217,15 @@ def main(argv=None) -> int:
                                     for a, b in zip(argv, argv[1:])):
         from . import gpu
         return gpu.main(argv)
+    if "--suite=compile" in argv or any(a == "--suite" and b == "compile"
+                                        for a, b in zip(argv, argv[1:])):
+        from . import compile_time
+        return compile_time.main(argv)
     p = argparse.ArgumentParser(prog="python -m polyblocks.bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--suite", required=True, choices=["models", "gpu"],
-                   help="models: this docstring; gpu: see --suite gpu --help")
+    p.add_argument("--suite", required=True, choices=["models", "gpu", "compile"],
+                   help="models: this docstring; gpu: see --suite gpu --help; "
+                   "compile: see --suite compile --help")
     p.add_argument("--target", default="cpu-host")
     p.add_argument("--baseline", default="eager,inductor",
                    help="comma-separated: eager, inductor")
