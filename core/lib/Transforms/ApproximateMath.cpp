@@ -23,17 +23,26 @@ namespace {
 class PBApproximateMathPass
     : public pb::impl::PBApproximateMathPassBase<PBApproximateMathPass> {
 public:
-  void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+  LogicalResult initialize(MLIRContext *context) override {
+    // Built once: the CPU S4 runs the pass on every kernel function.
+    RewritePatternSet set(context);
+    populateMathPolynomialApproximationPatterns(set, [](StringRef name) {
       name.consume_front("math.");
       return llvm::is_contained(ArrayRef<StringRef>{"exp", "expm1", "log",
                                                     "log1p", "log2", "tanh",
                                                     "erf", "atan"},
                                 name);
     });
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    patterns = std::move(set);
+    return success();
+  }
+
+  void runOnOperation() override {
+    if (failed(applyPatternsGreedily(getOperation(), patterns)))
       return signalPassFailure();
   }
+
+private:
+  FrozenRewritePatternSet patterns;
 };
 } // namespace

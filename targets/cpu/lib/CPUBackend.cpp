@@ -51,8 +51,8 @@ using namespace mlir::pb;
 // on any op run per function (func.func(...)), in parallel when the context
 // has threads; the module-level ones in between.
 static const char *const kCPUS4 =
-    "pb-outline-kernels,pb-approximate-math,"
-    "func.func(arith-expand{include-bf16=true},"
+    "pb-outline-kernels,"
+    "func.func(pb-approximate-math,arith-expand{include-bf16=true},"
     "convert-linalg-to-affine-loops,lower-affine),"
     "convert-scf-to-openmp,"
     "func.func(convert-vector-to-scf,lower-affine,convert-vector-to-llvm,"
@@ -66,8 +66,9 @@ static const char *const kCPUS4 =
     "convert-index-to-llvm),"
     "convert-cf-to-llvm,"
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
-    "convert-openmp-to-llvm,convert-ub-to-llvm,"
-    "reconcile-unrealized-casts,pb-cpu-entry-wrappers,pb-strip-annotations";
+    "convert-openmp-to-llvm,"
+    "llvm.func(convert-ub-to-llvm,reconcile-unrealized-casts),"
+    "pb-cpu-entry-wrappers,pb-strip-annotations";
 
 /// The pipeline is the same for every CPU chip: S3 already chose the
 /// vector widths and parallel loops from the chip's tables.

@@ -31,7 +31,6 @@
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
-#include "llvm/Support/Timer.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include <chrono>

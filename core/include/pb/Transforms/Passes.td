@@ -439,7 +439,7 @@ def PBDumpStagePass : Pass<"pb-dump-stage", "ModuleOp"> {
   ];
 }
 
-def PBApproximateMathPass : Pass<"pb-approximate-math", "ModuleOp"> {
+def PBApproximateMathPass : Pass<"pb-approximate-math"> {
   let summary = "Replace f32 transcendental functions by polynomial "
                 "approximations";
   let description = [{
@@ -450,7 +450,8 @@ def PBApproximateMathPass : Pass<"pb-approximate-math", "ModuleOp"> {
     ulp): on CPUs they stay in vector registers instead of becoming one libm
     call per element; in GPU kernels they do not call libdevice
     (`__nv_expf`, ...), so the PTX does not depend on where the CUDA
-    toolkit is installed.
+    toolkit is installed. It works on any op: the CPU S4 runs it per
+    kernel function, in parallel.
 
       %y = math.exp %x : vector<16xf32>
       ->  range reduction, a polynomial, an exponent bit trick (arith ops)
