@@ -81,7 +81,8 @@ struct CompileOptions {
   /// Time the parse, every pass and S5, and put the report in the
   /// metadata ("compile_timing").
   bool timing = false;
-  /// Threads for S5 (0: one per core); the artifact does not depend on it.
+  /// Threads for S4's function passes and S5 (0: one per core); the
+  /// artifact does not depend on it.
   unsigned threads = 0;
   /// Directory of S5's kernel cache ("" for none); nor does it depend on it.
   std::string kernelCache;

@@ -85,9 +85,9 @@ typedef struct pb_artifact pb_artifact;
  *   timing=0|1         time the parse, every pass and S5: MLIR's timing
  *                      report, as text, in the metadata's "compile_timing"
  *                      (with S5's time per kernel after it)
- *   threads=N          threads S5 compiles kernels on (default 0: one per
- *                      core); the artifact is the same for every N and the
- *                      metadata's "options" leave it out
+ *   threads=N          threads S4's per-kernel passes and S5 run on
+ *                      (default 0: one per core); the artifact is the same
+ *                      for every N and the metadata's "options" leave it out
  *   kernel-cache=DIR   CPU targets: keep each compiled kernel in DIR and
  *                      reuse it when the same kernel (same code, chip and
  *                      LLVM) is compiled again, in this or another model;
