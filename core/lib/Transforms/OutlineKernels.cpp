@@ -16,6 +16,7 @@
 
 #include "pb/Transforms/Passes.h"
 
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -29,19 +30,14 @@ namespace mlir::pb {
 using namespace mlir;
 
 /// Whether a kernel can take `type` as an argument: kernels are called with
-/// bare pointers, so a buffer needs a static shape, offset and strides.
+/// bare pointers (upstream's own test of that convention), so a buffer
+/// also needs a static shape and the default memory space.
 static bool isKernelArgumentType(Type type) {
   if (type.isIntOrIndexOrFloat() || isa<VectorType>(type))
     return true;
   auto memref = dyn_cast<MemRefType>(type);
-  if (!memref || !memref.hasStaticShape() || memref.getMemorySpace())
-    return false;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(memref.getStridesAndOffset(strides, offset)))
-    return false;
-  return !ShapedType::isDynamic(offset) &&
-         llvm::none_of(strides, ShapedType::isDynamic);
+  return memref && memref.hasStaticShape() && !memref.getMemorySpace() &&
+         LLVMTypeConverter::canConvertToBarePtr(memref);
 }
 
 /// Whether `value`, used inside `nest`, is copied into the kernel rather
@@ -84,8 +80,8 @@ static FailureOr<Capture> captureValues(Operation *nest) {
   return Capture{arguments.takeVector(), constants.takeVector()};
 }
 
-/// The text that identifies `kernel`'s code: its printed form (its name is
-/// still the placeholder "kernel").
+/// The text that identifies `kernel`'s code: its printed form, under the
+/// name "kernel" that every new kernel has until it is inserted.
 static std::string getStructuralKey(func::FuncOp kernel) {
   std::string key;
   llvm::raw_string_ostream os(key);
