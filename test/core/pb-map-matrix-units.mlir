@@ -185,14 +185,16 @@ func.func @fill_kept(%a: memref<48x64xf32>, %b: memref<64x64xf32>,
 // -----
 
 // A read in place (a linear layer's activations, 197 rows, too few for 8 M
-// blocks of 24 register tiles): the NC blocks are the tasks, each packing
-// its columns of B for all of K (as many as the per-core cache holds: 160
-// of 3072) and running all 197 rows over them, C's block staying in that
-// cache across the K blocks; one fork per GEMM instead of two per K block.
-// A 197x3072x768 linear layer ran 1.3x faster so than as 1 M block x 8 N
-// groups per K block. N = 480 makes 8 NC blocks of 64.
-// EXPLAIN: matrix units: linalg.matmul MxNxK 197x3072x768 {{.*}} MC=204 (l2), NC=160 (l2), 1 M blocks x 1 N groups (>= 8 tasks), the NC blocks as the tasks, A read in place, all K blocks per task
-// EXPLAIN: matrix units: linalg.matmul MxNxK 197x480x768 {{.*}} NC=64 (l2), 1 M blocks x 1 N groups (>= 8 tasks), the NC blocks as the tasks
+// blocks of 24 register tiles of 12 rows): the NC blocks are the tasks,
+// each packing its columns of B for all of K (as many as the per-core cache
+// holds: 144 of 3072) and running all 197 rows over them, C's block staying
+// in that cache across the K blocks; one fork per GEMM instead of two per K
+// block. A 197x3072x768 linear layer ran 1.3x faster so than as 1 M block x
+// 8 N groups per K block. N is a multiple of 48: 8 x 48 register tiles,
+// blocked as the 12 x 32 tile would be. N = 480 (10 panels) makes 10 NC
+// blocks of one panel, not 5 of two.
+// EXPLAIN: matrix units: linalg.matmul MxNxK 197x3072x768 {{.*}} register tile 8x48 (24 accumulators of 32 registers), KC=96 (l1d), MC=200 (l2), NC=144 (l2), 1 M blocks x 1 N groups (>= 8 tasks), the NC blocks as the tasks, A read in place, all K blocks per task
+// EXPLAIN: matrix units: linalg.matmul MxNxK 197x480x768 {{.*}} register tile 8x48 {{.*}} NC=48 (l2), 1 M blocks x 1 N groups (>= 8 tasks), the NC blocks as the tasks
 //
 // With fewer than 4 NC blocks (N = 64, 32 columns each) the M blocks stay
 // the tasks.
@@ -200,7 +202,7 @@ func.func @fill_kept(%a: memref<48x64xf32>, %b: memref<64x64xf32>,
 //
 // 1024 rows, more than one M block of 24 tiles holds: M blocks x N groups
 // per K block, each task reading only its rows of A.
-// EXPLAIN: matrix units: linalg.matmul MxNxK 1024x3072x768 {{.*}} MC=264 (l2), NC=3072 (l3), 4 M blocks x 2 N groups (>= 8 tasks), A read in place, one K block per task, each tile's rows over its N panels
+// EXPLAIN: matrix units: linalg.matmul MxNxK 1024x3072x768 {{.*}} register tile 8x48 {{.*}} MC=256 (l2), NC=3072 (l3), 4 M blocks x 2 N groups (>= 8 tasks), A read in place, one K block per task, each tile's rows over its N panels
 // CHECK-LABEL: func.func @tall_direct_m_blocks
 func.func @tall_direct_m_blocks(%a: memref<197x768xf32>, %b: memref<768x3072xf32>,
                                 %c: memref<197x3072xf32>, %b2: memref<768x480xf32>,

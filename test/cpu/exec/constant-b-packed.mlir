@@ -14,7 +14,7 @@
 // GONE-NOT: @__constant_2x1x32x48xf32 :
 // IR-DAG: memref.global "private" constant @__constant_20x104xf32_packed : memref<4x1x1x20x32xf32> = dense<
 // IR-DAG: memref.global "private" constant @__constant_40x20xf32_packed : memref<1x1x2x20x32xf32> = dense<
-// IR-DAG: memref.global "private" constant @__constant_2x1x32x48xf32_packed : memref<1x2x2x32x32xf32> = dense<
+// IR-DAG: memref.global "private" constant @__constant_2x1x32x48xf32_packed : memref<1x2x1x32x48xf32> = dense<
 //
 // @linear: 50 x 20 x 104, 104 columns in four NC blocks of one panel, the
 // last with 8 columns and 24 zeros (N-parallel: the NC blocks are the
@@ -32,9 +32,9 @@
 //
 // @conv_hwcf: a channels-last convolution over a 2 x 1 window with a
 // constant HWCF filter: each window position is a K block of its own, 48
-// columns in two panels (the second with 16 columns and 16 zeros).
-// EXPLAIN: matrix units: B, the constant @__constant_2x1x32x48xf32, packed at compile time into @__constant_2x1x32x48xf32_packed (16384 bytes of 12288)
-// EXPLAIN: matrix units: linalg.conv_2d_nhwc_hwcf MxNxK 36x48x32 {{.*}} 3 M blocks x 2 N groups (>= 8 tasks), A read in place, all K blocks per task, each tile's rows over its N panels, on level 'core'
+// columns in one panel of the 8 x 48 register tile (no zeros).
+// EXPLAIN: matrix units: B, the constant @__constant_2x1x32x48xf32, packed at compile time into @__constant_2x1x32x48xf32_packed (12288 bytes of 12288)
+// EXPLAIN: matrix units: linalg.conv_2d_nhwc_hwcf MxNxK 36x48x32 {{.*}} register tile 8x48 {{.*}} 5 M blocks x 1 N groups (>= 8 tasks), A read in place, all K blocks per task, each tile's rows over its N panels, on level 'core'
 // CHECK: OK conv_hwcf: 1728 values match the reference
 
 func.func @linear(%x: tensor<50x20xf32>) -> tensor<50x104xf32> {

@@ -3,8 +3,9 @@
 // RUN: pb-opt %s --target=cpu-x86-64-v3 --pb-pipeline=s1,s2,s3 | FileCheck %s --check-prefix=PACK
 // With fewer rows than 8 tall M blocks want (7, 128) and A read in place,
 // the NC blocks are the parallel tasks, each packing its own columns of B
-// for all of K (the last block of 129 columns holds one).
-// EXPLAIN: MxNxK 7x129x129 {{.*}} NC=32 (l2), 1 M blocks x 1 N groups (>= 8 tasks), the NC blocks as the tasks, A read in place, all K blocks per task
+// for all of K (the last block of 129 columns holds one). Its 9 panels
+// make 9 blocks of one, not 5 of two (3 blocks + 2 on two cores).
+// EXPLAIN: MxNxK 7x129x129 {{.*}} NC=16 (l2), 1 M blocks x 1 N groups (>= 8 tasks), the NC blocks as the tasks, A read in place, all K blocks per task
 // EXPLAIN: MxNxK 128x128x64 {{.*}} M blocks x 1 N groups (>= 8 tasks), the NC blocks as the tasks
 // A single row (a batch-1 classifier) runs on the micro-kernel too, its
 // columns spread over 8 NC blocks.
@@ -76,11 +77,13 @@ func.func @row(%a: tensor<1x70xf32>, %b: tensor<70x1000xf32>) -> tensor<1x1000xf
 
 // torch's linear (x @ W^T, W stored N x K): B is packed from 8x8 squares
 // read along K and transposed in registers (log2(8) = 3 rounds of shuffles,
-// 24 per square); K = 300 runs in two blocks (160 + 140), whose last four
-// columns are packed by the strided path.
+// 24 per square; N = 48 takes the 4 x 24 tile, three squares per panel);
+// K = 300 runs in two blocks (160 + 140), whose last four columns are
+// packed by the strided path.
 // CHECK: OK linear: 1776 values match the reference
+// EXPLAIN: MxNxK 37x48x300 {{.*}} register tile 4x24 (12 accumulators of 16 registers)
 // PACK-LABEL: func.func @linear
-// PACK-COUNT-48: vector.shuffle
+// PACK-COUNT-72: vector.shuffle
 // PACK-NOT: vector.shuffle
 // PACK: return
 func.func @linear(%a: tensor<37x300xf32>, %w: tensor<48x300xf32>) -> tensor<37x48xf32> {
@@ -226,4 +229,41 @@ func.func @linear_rows(%x: tensor<3x67x96xf32>, %w: tensor<80x96xf32>,
     linalg.yield %m : f32
   } -> tensor<3x67x80xf32>
   return %r : tensor<3x67x80xf32>
+}
+
+// N = 144, a multiple of three vectors: rows of three vectors (4 x 24 on
+// 16 ymm registers; 8 x 48 on 32 zmm registers), A read through its
+// collapsed rows, the last tile of 201 rows partial, bias + ReLU fused.
+// EXPLAIN: MxNxK 201x144x40 {{.*}} register tile 4x24 (12 accumulators of 16 registers)
+// CHECK: OK linear_rows_long: 28944 values match the reference
+func.func @linear_rows_long(%x: tensor<3x67x40xf32>, %w: tensor<144x40xf32>,
+                            %bias: tensor<144xf32>) -> tensor<3x67x144xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x67x144xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<3x67x144xf32>) -> tensor<3x67x144xf32>
+  %c = linalg.generic {
+      indexing_maps = [affine_map<(b, s, n, k) -> (b, s, k)>,
+                       affine_map<(b, s, n, k) -> (n, k)>,
+                       affine_map<(b, s, n, k) -> (b, s, n)>],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<3x67x40xf32>, tensor<144x40xf32>)
+      outs(%f : tensor<3x67x144xf32>) {
+  ^bb0(%a: f32, %bv: f32, %acc: f32):
+    %p = arith.mulf %a, %bv : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<3x67x144xf32>
+  %r = linalg.generic {
+      indexing_maps = [affine_map<(b, s, n) -> (b, s, n)>,
+                       affine_map<(b, s, n) -> (n)>,
+                       affine_map<(b, s, n) -> (b, s, n)>],
+      iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%c, %bias : tensor<3x67x144xf32>, tensor<144xf32>)
+      outs(%e : tensor<3x67x144xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    %m = arith.maximumf %s, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<3x67x144xf32>
+  return %r : tensor<3x67x144xf32>
 }
