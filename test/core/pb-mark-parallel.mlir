@@ -1,5 +1,6 @@
 // RUN: pb-opt --pass-pipeline="builtin.module(pb-attach-target{target=cpu-x86-64-v4},func.func(pb-mark-parallel))" %s | FileCheck %s --check-prefix=CPU
 // RUN: pb-opt --pass-pipeline="builtin.module(pb-attach-target{target=nvidia-sm90},func.func(pb-mark-parallel))" %s | FileCheck %s --check-prefix=GPU
+// RUN: pb-opt --pb-explain --pass-pipeline="builtin.module(pb-attach-target{target=cpu-x86-64-v4},func.func(pb-mark-parallel))" %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 
 // The outermost parallel loop maps to the level below the hierarchy's root:
 // cores on a CPU, blocks on a GPU. The reduction loop stays sequential and
@@ -120,6 +121,42 @@ func.func @channel_sums(%a: memref<112x112x32xf32>, %s: memref<32xf32>) {
         %y = arith.addf %acc, %x : f32
         affine.store %y, %s[%c] : memref<32xf32>
       }
+    }
+  }
+  return
+}
+
+// --pb-explain counts the parallel regions a call runs: each outermost
+// parallel loop (here one row loop, and a micro-kernel's scf.parallel tasks
+// in a K-block loop of 6 iterations, forking once per block), and the
+// top-level nests with no parallel loop (the serial reduction).
+// EXPLAIN-LABEL: remark: pb-explain: parallel: 7 parallel regions per call of @regions on level 'core' (2 parallel loops, 1 of them inside sequential loops); 1 top-level nests without a parallel loop
+func.func @regions(%a: memref<512x32xf32>, %s: memref<512xf32>, %t: memref<32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %c8 = arith.constant 8 : index
+  affine.for %i = 0 to 512 {
+    affine.for %j = 0 to 32 {
+      %x = affine.load %a[%i, %j] : memref<512x32xf32>
+      %acc = affine.load %s[%i] : memref<512xf32>
+      %y = arith.addf %x, %acc : f32
+      affine.store %y, %s[%i] : memref<512xf32>
+    }
+  }
+  scf.for %k = %c0 to %c6 step %c1 {
+    scf.parallel (%p) = (%c0) to (%c8) step (%c1) {
+      %x = memref.load %s[%p] : memref<512xf32>
+      memref.store %x, %s[%k] : memref<512xf32>
+      scf.reduce
+    }
+  }
+  affine.for %h = 0 to 112 {
+    affine.for %c = 0 to 32 {
+      %x = affine.load %a[%h, %c] : memref<512x32xf32>
+      %acc = affine.load %t[%c] : memref<32xf32>
+      %y = arith.addf %acc, %x : f32
+      affine.store %y, %t[%c] : memref<32xf32>
     }
   }
   return

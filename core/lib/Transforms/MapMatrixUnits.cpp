@@ -619,17 +619,21 @@ void PBMapMatrixUnitsPass::mapContraction(
     // K block at a time (B is N x K, K innermost: torch's x @ W^T; or K x N;
     // a 197x3072x768 linear layer ran 1.3x faster so than as 1 M block x 8
     // N groups per K block) or at compile time, the last one may end past N
-    // (masked while packing, or zero-padded), and there must be NC blocks
-    // enough for the cores (half of kMinParallelBlocks): a 256 x 16 GEMM
-    // stays 8 M blocks rather than one task.
+    // (masked while packing, or zero-padded).
     // Only while M fits one M block of kMinDirectTiles tiles: every task
     // reads all of A, and taller M blocks split the work as well (x @ W^T
     // with 1024-1576 rows ran 1.1-1.4x faster as M blocks x N groups).
+    // There must be NC blocks enough for the cores: half of
+    // kMinParallelBlocks here (a 256 x 16 GEMM stays 8 M blocks rather than
+    // one task), and two for a B packed whole (a filter that does not fit
+    // the per-core cache, in halves; DenseNet's 3x3 convolutions to 32
+    // channels, one NC block, ran on one core: 52 of them at batch 1).
+    int64_t ncBlocks = llvm::divideCeil(p.n, nc);
     bool others = (p.constantB || !p.packWhole) &&
-                  llvm::divideCeil(p.n, nc) * 2 >= kMinParallelBlocks &&
+                  ncBlocks * 2 >= kMinParallelBlocks &&
                   p.m <= kMinDirectTiles * blockRows;
     p.packWhole = p.packWhole && !p.constantB && p.n % nc == 0;
-    if (p.packWhole || others) {
+    if ((p.packWhole && ncBlocks >= 2) || others) {
       p.nc = nc;
       ncPanels = p.nc / p.nr;
       p.nParallel = p.allK = true;

@@ -138,6 +138,36 @@ static bool isInsideSerialLoop(affine::AffineForOp loop, Operation *root) {
   return false;
 }
 
+/// Times `op` runs per call of its function: the product of the trip
+/// counts of the loops around it (affine.for, scf.for), and whether one of
+/// them is not a constant (then the product counts those loops as once).
+static std::pair<int64_t, bool> getRunsPerCall(Operation *op) {
+  int64_t runs = 1;
+  bool exact = true;
+  for (Operation *parent = op->getParentOp();
+       parent && !isa<FunctionOpInterface>(parent);
+       parent = parent->getParentOp()) {
+    std::optional<int64_t> trip;
+    if (auto loop = dyn_cast<affine::AffineForOp>(parent)) {
+      if (std::optional<uint64_t> t = affine::getConstantTripCount(loop))
+        trip = static_cast<int64_t>(*t);
+    } else if (auto loop = dyn_cast<scf::ForOp>(parent)) {
+      std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+      std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+      std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+      if (lb && ub && step && *step > 0)
+        trip = std::max<int64_t>(0, llvm::divideCeil(*ub - *lb, *step));
+    } else {
+      continue; // conditions count as taken
+    }
+    if (trip)
+      runs *= *trip;
+    else
+      exact = false;
+  }
+  return {runs, exact};
+}
+
 namespace {
 class PBMarkParallelPass
     : public pb::impl::PBMarkParallelPassBase<PBMarkParallelPass> {
@@ -259,6 +289,48 @@ public:
                                   "'{1}' ({2})",
                                   loop.getNumDims(), level.name, chip->name));
     });
+    explainParallelRegions(func, level);
+  }
+
+private:
+  /// Reports the parallel regions a call of `func` runs: its outermost
+  /// parallel loops (these, and the micro-kernels' scf.parallel tasks, each
+  /// fork and join the level's instances: threads of cores, a grid of
+  /// blocks), counted as often as the loops around them run, and the
+  /// top-level nests with no parallel loop.
+  void explainParallelRegions(func::FuncOp func,
+                              const ComputeLevelDesc &level) {
+    if (!isExplainEnabled() || func.isExternal())
+      return;
+    int64_t loops = 0, nested = 0, regions = 0;
+    bool exact = true;
+    func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (!isa<affine::AffineParallelOp, scf::ParallelOp>(op))
+        return WalkResult::advance();
+      auto [runs, known] = getRunsPerCall(op);
+      ++loops;
+      nested += runs != 1 || !known;
+      regions += runs;
+      exact &= known;
+      return WalkResult::skip();
+    });
+    int64_t serialNests = 0;
+    for (Operation &op : func.getBody().getOps()) {
+      if (!isa<affine::AffineForOp, scf::ForOp>(op))
+        continue;
+      bool parallel = false;
+      op.walk([&](Operation *inner) {
+        parallel |= isa<affine::AffineParallelOp, scf::ParallelOp>(inner);
+      });
+      serialNests += !parallel;
+    }
+    explain(func,
+            llvm::formatv("parallel: {0}{1} parallel regions per call of @{2} "
+                          "on level '{3}' ({4} parallel loops, {5} of them "
+                          "inside sequential loops); {6} top-level nests "
+                          "without a parallel loop",
+                          exact ? "" : "at least ", regions, func.getSymName(),
+                          level.name, loops, nested, serialNests));
   }
 };
 } // namespace

@@ -41,6 +41,12 @@
 // the tasks, after the filter is packed whole.
 // EXPLAIN: matrix units: linalg.generic MxNxK 3136x128x128 {{.*}} 8 M blocks x 1 N groups (>= 8 tasks), A read in place, all K blocks per task, B packed whole along its rows
 // CHECK: OK tall_m_nhwc: 401408 values match the reference
+//
+// @one_block_nhwc: 16 filters, one NC block: the NC blocks would be one
+// task on one core (DenseNet's 3x3 convolutions to 32 channels were); the M
+// blocks are the tasks, after the filter is packed whole.
+// EXPLAIN: matrix units: linalg.generic MxNxK 196x16x48 {{.*}} {{[2-9]}} M blocks x 1 N groups (>= 8 tasks), A read in place, all K blocks per task, B packed whole along its rows
+// CHECK: OK one_block_nhwc: 3136 values match the reference
 
 func.func @wide(%x: tensor<1x300x6x6xf32>, %w: tensor<32x300x3x3xf32>)
     -> tensor<1x32x4x4xf32> {
@@ -122,4 +128,22 @@ func.func @tall_m_nhwc(%x: tensor<1x56x56x128xf32>, %w: tensor<128x128x1x1xf32>)
     linalg.yield %s : f32
   } -> tensor<1x56x56x128xf32>
   return %r : tensor<1x56x56x128xf32>
+}
+
+func.func @one_block_nhwc(%x: tensor<1x16x16x48xf32>, %w: tensor<16x48x3x3xf32>)
+    -> tensor<1x14x14x16xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x14x14x16xf32>
+  %o = linalg.fill ins(%z : f32) outs(%e : tensor<1x14x14x16xf32>) -> tensor<1x14x14x16xf32>
+  %r = linalg.generic {indexing_maps = [#in, #fchw, #out],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                                         "reduction", "reduction", "reduction"]}
+       ins(%x, %w : tensor<1x16x16x48xf32>, tensor<16x48x3x3xf32>)
+       outs(%o : tensor<1x14x14x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x14x14x16xf32>
+  return %r : tensor<1x14x14x16xf32>
 }
