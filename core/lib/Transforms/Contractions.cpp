@@ -11,6 +11,7 @@
 
 #include "pb/Transforms/Passes.h"
 
+#include "mlir/Dialect/Affine/LoopUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -108,6 +109,70 @@ bool mlir::pb::hasCooperativeMatrixUnits(const ChipDesc &chip) {
     return unit->scope == MatrixScope::SubgroupScope ||
            unit->scope == MatrixScope::WarpgroupScope;
   });
+}
+
+/// The ops that use `buffer`'s memory: users of it and of its views (the
+/// views followed, not listed).
+static void collectMemoryUsers(Value buffer,
+                               SmallVectorImpl<Operation *> &users) {
+  for (Operation *user : buffer.getUsers()) {
+    if (isa<ViewLikeOpInterface>(user) && isMemoryEffectFree(user) &&
+        user->getNumResults() == 1 &&
+        isa<MemRefType>(user->getResult(0).getType())) {
+      collectMemoryUsers(user->getResult(0), users);
+      continue;
+    }
+    users.push_back(user);
+  }
+}
+
+/// Whether `op` writes every element of `alloc` (a buffer of static shape)
+/// and reads none of it: a linalg.fill of it or of a view as large as it
+/// (a reshape), or S2's form of one, a nest of one loop per dimension over
+/// all of it around a single store of a value defined outside the nest.
+static bool overwritesWhole(Operation *op, Value alloc) {
+  auto allocType = dyn_cast<MemRefType>(alloc.getType());
+  if (!allocType || !allocType.hasStaticShape())
+    return false;
+  // `target` is `alloc` or a reshape of it: all of its elements.
+  auto coversAlloc = [&](Value target) {
+    auto type = dyn_cast<MemRefType>(target.getType());
+    if (!type || !type.getLayout().isIdentity())
+      return false;
+    Value v = target;
+    while (auto view = v.getDefiningOp<ViewLikeOpInterface>()) {
+      if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(
+              view.getOperation()))
+        return false;
+      v = view.getViewSource();
+    }
+    return v == alloc;
+  };
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return fill.hasPureBufferSemantics() &&
+           coversAlloc(fill.getDpsInitOperand(0)->get());
+  auto outer = dyn_cast<affine::AffineForOp>(op);
+  if (!outer)
+    return false;
+  SmallVector<affine::AffineForOp> nest;
+  affine::getPerfectlyNestedLoops(nest, outer);
+  Block *body = nest.back().getBody();
+  auto store = dyn_cast<affine::AffineStoreOp>(body->front());
+  if (body->getOperations().size() != 2 || !store ||
+      !coversAlloc(store.getMemRef()) || !store.getAffineMap().isIdentity() ||
+      !store.getValueToStore().getParentRegion()->isProperAncestor(
+          &outer.getRegion()))
+    return false;
+  auto type = cast<MemRefType>(store.getMemRef().getType());
+  if (nest.size() != static_cast<size_t>(type.getRank()))
+    return false;
+  for (auto [loop, size, operand] :
+       llvm::zip(nest, type.getShape(), store.getMapOperands()))
+    if (!loop.hasConstantBounds() || loop.getConstantLowerBound() != 0 ||
+        loop.getConstantUpperBound() != size || loop.getStepAsInt() != 1 ||
+        operand != loop.getInductionVar())
+      return false;
+  return true;
 }
 
 linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac,
@@ -253,19 +318,28 @@ linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac,
   // leaves it (a buffer that bufferization reuses for a later layer).
   if (out->get() == c)
     return epilogue;
-  // Otherwise nothing else may read the result: every other user (of C,
-  // and of the allocation C reshapes) is an op before `mac` (its
-  // initialization) or a deallocation.
-  SmallVector<Operation *> users(c.getUsers());
-  if (cAlloc != c)
-    llvm::append_range(users, cAlloc.getUsers());
+  // Otherwise nothing else may read the result: every other op using the
+  // allocation C is (through any view of it) comes before `mac` (its
+  // initialization) or deallocates it, or the first one after the epilogue
+  // overwrites all of it before any read (bufferization reuses the buffer
+  // for a later layer's result: BERT's linear layers after the first).
+  SmallVector<Operation *> users;
+  collectMemoryUsers(cAlloc, users);
+  Operation *firstLater = nullptr;
   for (Operation *user : users) {
     if (user == mac.getOperation() || user == epilogue.getOperation() ||
-        user == c.getDefiningOp() || isa<memref::DeallocOp>(user))
+        isa<memref::DeallocOp>(user))
       continue;
     Operation *ancestor = mac->getBlock()->findAncestorOpInBlock(*user);
-    if (!ancestor || !ancestor->isBeforeInBlock(mac))
+    if (!ancestor)
       return nullptr;
+    if (ancestor->isBeforeInBlock(mac))
+      continue;
+    if (!firstLater || ancestor->isBeforeInBlock(firstLater))
+      firstLater = ancestor;
   }
+  if (firstLater && (!epilogue->isBeforeInBlock(firstLater) ||
+                     !overwritesWhole(firstLater, cAlloc)))
+    return nullptr;
   return epilogue;
 }
