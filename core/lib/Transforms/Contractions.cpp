@@ -318,8 +318,8 @@ linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac,
   // leaves it (a buffer that bufferization reuses for a later layer).
   if (out->get() == c)
     return epilogue;
-  // Otherwise nothing else may read the result: every other op using the
-  // allocation C is (through any view of it) comes before `mac` (its
+  // Otherwise nothing else may read the result: every other op on C's
+  // allocation (directly or through a view) comes before `mac` (its
   // initialization) or deallocates it, or the first one after the epilogue
   // overwrites all of it before any read (bufferization reuses the buffer
   // for a later layer's result: BERT's linear layers after the first).

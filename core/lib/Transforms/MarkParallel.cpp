@@ -139,8 +139,9 @@ static bool isInsideSerialLoop(affine::AffineForOp loop, Operation *root) {
 }
 
 /// Times `op` runs per call of its function: the product of the trip
-/// counts of the loops around it (affine.for, scf.for), and whether one of
-/// them is not a constant (then the product counts those loops as once).
+/// counts of the loops around it (affine.for, scf.for; conditions count as
+/// taken), and whether each of those counts is a constant (a loop whose
+/// count is not counts as one iteration).
 static std::pair<int64_t, bool> getRunsPerCall(Operation *op) {
   int64_t runs = 1;
   bool exact = true;
@@ -158,7 +159,7 @@ static std::pair<int64_t, bool> getRunsPerCall(Operation *op) {
       if (lb && ub && step && *step > 0)
         trip = std::max<int64_t>(0, llvm::divideCeil(*ub - *lb, *step));
     } else {
-      continue; // conditions count as taken
+      continue;
     }
     if (trip)
       runs *= *trip;
