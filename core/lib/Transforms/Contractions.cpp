@@ -126,14 +126,10 @@ static void collectMemoryUsers(Value buffer,
   }
 }
 
-/// Whether `op` writes every element of `alloc` (a buffer of static shape)
-/// and reads none of it: a linalg.fill of it or of a view as large as it
-/// (a reshape), or S2's form of one, a nest of one loop per dimension over
-/// all of it around a single store of a value defined outside the nest.
+/// Whether `op` writes every element of `alloc` and reads none of it: a
+/// linalg.fill of it or of a reshape of it, or S2's form of one
+/// (matchFillNest).
 static bool overwritesWhole(Operation *op, Value alloc) {
-  auto allocType = dyn_cast<MemRefType>(alloc.getType());
-  if (!allocType || !allocType.hasStaticShape())
-    return false;
   // `target` is `alloc` or a reshape of it: all of its elements.
   auto coversAlloc = [&](Value target) {
     auto type = dyn_cast<MemRefType>(target.getType());
@@ -152,27 +148,31 @@ static bool overwritesWhole(Operation *op, Value alloc) {
     return fill.hasPureBufferSemantics() &&
            coversAlloc(fill.getDpsInitOperand(0)->get());
   auto outer = dyn_cast<affine::AffineForOp>(op);
-  if (!outer)
-    return false;
+  affine::AffineStoreOp store = outer ? pb::matchFillNest(outer) : nullptr;
+  return store && coversAlloc(store.getMemRef());
+}
+
+affine::AffineStoreOp mlir::pb::matchFillNest(affine::AffineForOp outer) {
   SmallVector<affine::AffineForOp> nest;
   affine::getPerfectlyNestedLoops(nest, outer);
   Block *body = nest.back().getBody();
   auto store = dyn_cast<affine::AffineStoreOp>(body->front());
   if (body->getOperations().size() != 2 || !store ||
-      !coversAlloc(store.getMemRef()) || !store.getAffineMap().isIdentity() ||
+      !store.getAffineMap().isIdentity() ||
       !store.getValueToStore().getParentRegion()->isProperAncestor(
           &outer.getRegion()))
-    return false;
+    return nullptr;
   auto type = cast<MemRefType>(store.getMemRef().getType());
-  if (nest.size() != static_cast<size_t>(type.getRank()))
-    return false;
+  if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+      nest.size() != static_cast<size_t>(type.getRank()))
+    return nullptr;
   for (auto [loop, size, operand] :
        llvm::zip(nest, type.getShape(), store.getMapOperands()))
     if (!loop.hasConstantBounds() || loop.getConstantLowerBound() != 0 ||
         loop.getConstantUpperBound() != size || loop.getStepAsInt() != 1 ||
         operand != loop.getInductionVar())
-      return false;
-  return true;
+      return nullptr;
+  return store;
 }
 
 linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac,

@@ -251,36 +251,14 @@ static FailureOr<GemmDims> classify(linalg::LinalgOp op, std::string &why) {
 /// value: S2's form of the linalg.fill that initializes a contraction.
 static std::optional<std::pair<affine::AffineForOp, Value>>
 findInitialFill(Operation *op, Value mem) {
-  auto type = dyn_cast<MemRefType>(mem.getType());
-  if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity())
-    return std::nullopt;
   Operation *prev = op->getPrevNode();
   while (prev && !isa<affine::AffineForOp>(prev) &&
          (isMemoryEffectFree(prev) ||
           (isa<memref::AllocOp>(prev) && prev->getResult(0) != mem)))
     prev = prev->getPrevNode();
   auto outer = dyn_cast_or_null<affine::AffineForOp>(prev);
-  if (!outer)
-    return std::nullopt;
-  // One loop per dimension of `mem`, over all of it, around a single store.
-  SmallVector<affine::AffineForOp> nest;
-  affine::getPerfectlyNestedLoops(nest, outer);
-  if (nest.size() != static_cast<size_t>(type.getRank()))
-    return std::nullopt;
-  SmallVector<Value> ivs;
-  for (auto [loop, size] : llvm::zip(nest, type.getShape())) {
-    if (!loop.hasConstantBounds() || loop.getConstantLowerBound() != 0 ||
-        loop.getConstantUpperBound() != size || loop.getStepAsInt() != 1)
-      return std::nullopt;
-    ivs.push_back(loop.getInductionVar());
-  }
-  Block *body = nest.back().getBody();
-  auto store = dyn_cast<affine::AffineStoreOp>(body->front());
-  if (body->getOperations().size() != 2 || !store || store.getMemRef() != mem ||
-      store.getMapOperands() != ValueRange(ivs) ||
-      !store.getAffineMap().isIdentity() ||
-      !store.getValueToStore().getParentRegion()->isProperAncestor(
-          &outer.getRegion()))
+  affine::AffineStoreOp store = outer ? matchFillNest(outer) : nullptr;
+  if (!store || store.getMemRef() != mem)
     return std::nullopt;
   return std::make_pair(outer, store.getValueToStore());
 }
@@ -329,12 +307,12 @@ static void mergeSplitN(linalg::LinalgOp op, GemmDims &dims, int64_t nr) {
 /// 5 of 2 (3 + 2 blocks on two cores).
 static int64_t tasksOfPanels(int64_t panels) {
   auto load = [&](int64_t per) {
-    int64_t blocks = (panels + per - 1) / per, sum = 0;
+    int64_t blocks = llvm::divideCeilSigned(panels, per), sum = 0;
     for (int64_t cores = 2; cores <= kMinParallelBlocks; cores *= 2)
-      sum += std::min(panels, (blocks + cores - 1) / cores * per);
+      sum += std::min(panels, llvm::divideCeilSigned(blocks, cores) * per);
     return sum;
   };
-  int64_t larger = (panels + kMinParallelBlocks - 1) / kMinParallelBlocks;
+  int64_t larger = llvm::divideCeilSigned(panels, kMinParallelBlocks);
   int64_t smaller = std::max<int64_t>(1, panels / kMinParallelBlocks);
   return load(smaller) < load(larger) ? smaller : larger;
 }
@@ -472,6 +450,7 @@ void PBMapMatrixUnitsPass::mapContraction(
   if (!regs)
     return skip("the target states no register file");
   int64_t vectorRegs = regs->capacityBytes / (p.lanes * elemBytes);
+  int64_t accumulators = static_cast<int64_t>(kAccumulatorShare * vectorRegs);
   // An N narrower than the tile's rows of kTileRowVectors vectors but at
   // least one vector wide (16 or 24 output channels on 16 lanes: MobileNet's
   // and EfficientNet's stems and first blocks) gets rows of one vector and
@@ -501,8 +480,7 @@ void PBMapMatrixUnitsPass::mapContraction(
       });
   // Only while the wide tile keeps at least as many rows as it has vectors
   // across (32 registers of 16 lanes: 6 x 4, not 16 registers: 3 x 4).
-  int64_t wideRows = static_cast<int64_t>(kAccumulatorShare * vectorRegs) /
-                     kWideTileRowVectors;
+  int64_t wideRows = accumulators / kWideTileRowVectors;
   if (aInPlace && p.k >= kMinBlockedK && dims.m.size() > 1 &&
       !contiguousRowsOfA(op, dims) && dims.nOuter.empty() &&
       wideRows >= kWideTileRowVectors &&
@@ -519,22 +497,18 @@ void PBMapMatrixUnitsPass::mapContraction(
   // 128x768x768 1.28 -> 1.06 ms, 1024x3072x768 38.8 -> 35.1 ms (MKL 1.12
   // and 32.1 ms). Not where N is not such a multiple: the last panel would
   // compute zeros (64 to 512 channels).
-  int64_t longRows = static_cast<int64_t>(kAccumulatorShare * vectorRegs) /
-                     kLongTileRowVectors;
+  int64_t longRows = accumulators / kLongTileRowVectors;
   if (rowVectors == kTileRowVectors && longRows >= kLongTileRowVectors &&
       ranges[dims.n] % (kLongTileRowVectors * p.lanes) == 0) {
     rowVectors = kLongTileRowVectors;
     p.nr = rowVectors * p.lanes;
   }
-  p.mr = static_cast<int64_t>(kAccumulatorShare * vectorRegs) / rowVectors;
+  p.mr = accumulators / rowVectors;
   // The blocking below counts M in register tiles; a long-row tile keeps
   // the blocks of the two-vector tile it replaces (a 197-row linear layer
   // stays N-parallel).
   int64_t blockRows =
-      rowVectors == kLongTileRowVectors
-          ? static_cast<int64_t>(kAccumulatorShare * vectorRegs) /
-                kTileRowVectors
-          : p.mr;
+      rowVectors == kLongTileRowVectors ? accumulators / kTileRowVectors : p.mr;
   if (p.mr < 1)
     return skip("the register file cannot hold a register tile");
   // Fewer rows than the register tile (a batch-1 classifier, a

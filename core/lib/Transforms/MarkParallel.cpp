@@ -153,11 +153,8 @@ static std::pair<int64_t, bool> getRunsPerCall(Operation *op) {
       if (std::optional<uint64_t> t = affine::getConstantTripCount(loop))
         trip = static_cast<int64_t>(*t);
     } else if (auto loop = dyn_cast<scf::ForOp>(parent)) {
-      std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
-      std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
-      std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-      if (lb && ub && step && *step > 0)
-        trip = std::max<int64_t>(0, llvm::divideCeil(*ub - *lb, *step));
+      if (std::optional<APInt> t = loop.getStaticTripCount())
+        trip = t->getSExtValue();
     } else {
       continue;
     }

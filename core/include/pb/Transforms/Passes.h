@@ -73,6 +73,12 @@ std::optional<llvm::SmallVector<unsigned>> getPlainDims(AffineMap map);
 /// subview, cast and other view-like ops), or `value` itself.
 Value getBaseBuffer(Value value);
 
+/// The store of `outer` when it is a fill nest: one loop per dimension of
+/// the stored buffer (static shape, identity layout), each over all of it
+/// with step 1, around a single identity-map store of a value defined
+/// outside the nest (S2's form of a linalg.fill); null otherwise.
+affine::AffineStoreOp matchFillNest(affine::AffineForOp outer);
+
 /// Whether the only memory effects inside `root` are those of affine loads
 /// and stores, and allocations: nothing else can touch a buffer that an
 /// analysis of those accesses reasons about.
