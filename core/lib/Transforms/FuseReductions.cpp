@@ -289,61 +289,68 @@ public:
     // pure ops and allocations move above the run (the next nest may use
     // them); deallocations of buffers the next nest does not touch stay
     // after it; anything else ends the run.
-    Block &body = func.getBody().front();
-    for (Operation &op : llvm::make_early_inc_range(body)) {
-      auto loop = dyn_cast<affine::AffineForOp>(op);
-      if (!loop)
-        continue;
-      ++before;
-      if (!hasOnlyAffineMemoryEffects(loop)) {
-        close();
-        continue;
+    // The function's nests, and those of each parallel loop of tasks at its
+    // top level (pb-fuse-attention's blocks of rows), which are the
+    // top-level nests of a task.
+    SmallVector<Block *> blocks{&func.getBody().front()};
+    for (auto parallel : func.getBody().getOps<scf::ParallelOp>())
+      blocks.push_back(parallel.getBody());
+    for (Block *body : blocks) {
+      for (Operation &op : llvm::make_early_inc_range(*body)) {
+        auto loop = dyn_cast<affine::AffineForOp>(op);
+        if (!loop)
+          continue;
+        ++before;
+        if (!hasOnlyAffineMemoryEffects(loop)) {
+          close();
+          continue;
+        }
+        Nest next = analyzeNest(loop);
+        if (!current) {
+          current = next;
+          currentSize = 1;
+          continue;
+        }
+        unsigned depth = 0;
+        while (depth < current->band.size() && depth < next.band.size() &&
+               depth < current->parallelDepth && depth < next.parallelDepth &&
+               haveSameBounds(current->band[depth], next.band[depth]))
+          ++depth;
+        SmallVector<Value> currentIVs, nextIVs;
+        for (unsigned k = 0; k < depth; ++k) {
+          currentIVs.push_back(current->band[k].getInductionVar());
+          nextIVs.push_back(next.band[k].getInductionVar());
+        }
+        // Band loop k of either nest is dimension k of both access lists.
+        llvm::DenseMap<Value, unsigned> symbols;
+        SmallVector<Access> currentAccesses =
+            collectAccesses(current->root, currentIVs, symbols);
+        SmallVector<Access> nextAccesses =
+            collectAccesses(next.root, nextIVs, symbols);
+        depth = getAlignedDepth(currentAccesses, nextAccesses, depth);
+        bool between = depth > 0;
+        SmallVector<Operation *> toHoist;
+        for (Operation *it = current->root->getNextNode();
+             between && it != loop; it = it->getNextNode()) {
+          if (!canStayAfter(it, loop))
+            between = false;
+          else if (isMemoryEffectFree(it) ||
+                   hasSingleEffect<MemoryEffects::Allocate>(it))
+            toHoist.push_back(it);
+        }
+        if (!between) {
+          close();
+          current = next;
+          currentSize = 1;
+          continue;
+        }
+        for (Operation *hoisted : toHoist)
+          hoisted->moveBefore(current->root);
+        fuseAtDepth(*current, next, depth);
+        ++currentSize;
       }
-      Nest next = analyzeNest(loop);
-      if (!current) {
-        current = next;
-        currentSize = 1;
-        continue;
-      }
-      unsigned depth = 0;
-      while (depth < current->band.size() && depth < next.band.size() &&
-             depth < current->parallelDepth && depth < next.parallelDepth &&
-             haveSameBounds(current->band[depth], next.band[depth]))
-        ++depth;
-      SmallVector<Value> currentIVs, nextIVs;
-      for (unsigned k = 0; k < depth; ++k) {
-        currentIVs.push_back(current->band[k].getInductionVar());
-        nextIVs.push_back(next.band[k].getInductionVar());
-      }
-      // Band loop k of either nest is dimension k of both access lists.
-      llvm::DenseMap<Value, unsigned> symbols;
-      SmallVector<Access> currentAccesses =
-          collectAccesses(current->root, currentIVs, symbols);
-      SmallVector<Access> nextAccesses =
-          collectAccesses(next.root, nextIVs, symbols);
-      depth = getAlignedDepth(currentAccesses, nextAccesses, depth);
-      bool between = depth > 0;
-      SmallVector<Operation *> toHoist;
-      for (Operation *it = current->root->getNextNode(); between && it != loop;
-           it = it->getNextNode()) {
-        if (!canStayAfter(it, loop))
-          between = false;
-        else if (isMemoryEffectFree(it) ||
-                 hasSingleEffect<MemoryEffects::Allocate>(it))
-          toHoist.push_back(it);
-      }
-      if (!between) {
-        close();
-        current = next;
-        currentSize = 1;
-        continue;
-      }
-      for (Operation *hoisted : toHoist)
-        hoisted->moveBefore(current->root);
-      fuseAtDepth(*current, next, depth);
-      ++currentSize;
+      close();
     }
-    close();
     if (groups)
       explain(func, llvm::formatv("fuse-reductions: {0} of {1} top-level "
                                   "nests fused into {2}",

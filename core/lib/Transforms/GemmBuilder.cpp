@@ -78,6 +78,7 @@ Value GemmBuilder::collapseDims(Value memref, unsigned first) {
 }
 
 void GemmBuilder::build() {
+  serialTasks = p.insideTask;
   Type f = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType())
                .getElementType();
   int64_t ncPanels = llvm::divideCeil(p.nc, p.nr);

@@ -109,6 +109,10 @@ struct GemmPlan {
   /// B is a constant, packed at compile time (packConstantB): the code
   /// reads its panels from the packed global and packs nothing.
   bool constantB = false;
+  /// The contraction runs inside a task of an enclosing parallel loop
+  /// (pb-fuse-attention's blocks of rows): its own task loops are
+  /// sequential, and M and N are not split for the cores.
+  bool insideTask = false;
   /// Flattened M, and the extents of N and of the blocked K loop.
   int64_t m, n, k;
 };
@@ -266,7 +270,8 @@ private:
   /// True in the first K block (set per block, with initialValue).
   Value firstK;
   memref::GlobalOp packedB;
-  /// Inside a batch-parallel task: the task loops below are serial.
+  /// Inside a batch-parallel task, or the whole GEMM inside a task of an
+  /// enclosing loop (GemmPlan::insideTask): the task loops below are serial.
   bool serialTasks = false;
 
   void storeTile(ArrayRef<Value> accs, ArrayRef<SmallVector<Value>> cIndex,

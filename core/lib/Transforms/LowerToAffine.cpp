@@ -9,6 +9,7 @@
 #include "pb/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::pb {
@@ -28,6 +29,30 @@ public:
     // would otherwise become a call into MLIR's runner library; as a
     // linalg.copy it becomes an affine nest that S3 can fuse and vectorize.
     IRRewriter rewriter(&getContext());
+    const pb::ChipDesc *chip = pb::getTargetChip(getOperation());
+    // The parallel loops S2 formed on tensors (pb-fuse-attention's tasks),
+    // now on buffers: scf.parallel loops on the chip's level of threads
+    // (cores), as pb-map-matrix-units marks its own.
+    SmallVector<scf::ForallOp> foralls;
+    getOperation().walk([&](scf::ForallOp forall) {
+      if (forall->getNumResults() == 0)
+        foralls.push_back(forall);
+    });
+    for (scf::ForallOp forall : foralls) {
+      scf::ParallelOp parallel;
+      if (failed(scf::forallToParallelLoop(rewriter, forall, &parallel))) {
+        forall->emitError("cannot turn this scf.forall into scf.parallel");
+        return signalPassFailure();
+      }
+      if (chip && !chip->computeLevels.empty()) {
+        ArrayRef<pb::ComputeLevelDesc> levels = chip->computeLevels;
+        const pb::ComputeLevelDesc &level = levels[levels.size() > 1 ? 1 : 0];
+        parallel->setAttr(
+            pb::PBDialect::kLevelAttrName,
+            rewriter.getStringAttr(pb::stringifyComputeLevelKind(level.kind)));
+      }
+    }
+
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp copy) { copies.push_back(copy); });
     for (memref::CopyOp copy : copies) {
@@ -43,7 +68,6 @@ public:
     // (pb.matrix_unit contractions and their pb.matrix_unit_epilogue).
     // GPU tensor-core kernels also take epilogues through permutations.
     llvm::SmallPtrSet<Operation *, 8> kept;
-    const pb::ChipDesc *chip = pb::getTargetChip(getOperation());
     bool permuted = chip && pb::hasCooperativeMatrixUnits(*chip);
     if (!contractions)
       getOperation().walk([&](linalg::LinalgOp op) {

@@ -361,7 +361,10 @@ static void setLinearA(linalg::LinalgOp op, const GemmDims &dims,
 static bool isPackedWhole(linalg::LinalgOp op, const GemmDims &dims,
                           const GemmPlan &p) {
   if (!dims.batch.empty() || !dims.nOuter.empty() ||
-      !llvm::isPowerOf2_64(p.lanes) || p.n % p.nr || p.nc % p.nr)
+      !llvm::isPowerOf2_64(p.lanes) || p.n % p.nr || p.nc % p.nr ||
+      !cast<MemRefType>(op.getDpsInputOperand(1)->get().getType())
+           .getLayout()
+           .isIdentity())
     return false;
   AffineMap mapB = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
   if (mapB.getNumResults() != 2 + dims.kOuter.size() + dims.kFlat.size())
@@ -419,9 +422,20 @@ void PBMapMatrixUnitsPass::mapContraction(
   Value aMem = op.getDpsInputOperand(0)->get();
   Value bMem = op.getDpsInputOperand(1)->get();
   Value cMem = op.getDpsInitOperand(0)->get();
-  for (Value mem : {aMem, bMem, cMem})
-    if (!cast<MemRefType>(mem.getType()).getLayout().isIdentity())
-      return skip("an operand has a non-identity layout");
+  // Views (pb-fuse-attention's blocks of q, k and v) are read as they
+  // are, element by element or in vectors along their last dimension: their
+  // strides must be static, the last one 1; the offset may vary.
+  for (Value mem : {aMem, bMem, cMem}) {
+    auto type = cast<MemRefType>(mem.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (!type.getLayout().isIdentity() &&
+        (failed(type.getStridesAndOffset(strides, offset)) ||
+         llvm::any_of(strides, ShapedType::isDynamic) ||
+         (!strides.empty() && strides.back() != 1)))
+      return skip("an operand is a view with dynamic or non-unit innermost "
+                  "strides");
+  }
   std::optional<ElementType> at = getTargetElementType(typeOf(aMem));
   std::optional<ElementType> bt = getTargetElementType(typeOf(bMem));
   std::optional<ElementType> ct = getTargetElementType(typeOf(cMem));
@@ -573,9 +587,13 @@ void PBMapMatrixUnitsPass::mapContraction(
   p.packWhole = isPackedWhole(op, dims, p);
   memref::GlobalOp bSource = packConstants ? constantB(op, dims) : nullptr;
   p.constantB = static_cast<bool>(bSource);
+  // Inside a task of an enclosing parallel loop, the GEMM is one task.
+  p.insideTask = op->getParentOfType<scf::ParallelOp>() ||
+                 op->getParentOfType<affine::AffineParallelOp>();
   // M's rows per task when it is split into kMinParallelBlocks blocks.
-  int64_t mcParallel = llvm::divideCeil(p.m, kMinParallelBlocks);
-  if (dims.batch.empty() && p.directA &&
+  int64_t mcParallel =
+      p.insideTask ? p.m : llvm::divideCeil(p.m, kMinParallelBlocks);
+  if (!p.insideTask && dims.batch.empty() && p.directA &&
       (!p.allK || mcParallel < kMinDirectTiles * blockRows)) {
     // N-parallel: NC as wide as the per-core cache holds all of K for, and
     // narrow enough for kMinParallelBlocks tasks. Not with a packed A: each
@@ -645,14 +663,15 @@ void PBMapMatrixUnitsPass::mapContraction(
   }
   // Fewer M blocks than kMinParallelBlocks: split N's panels too.
   int64_t mBlocks = llvm::divideCeil(p.m, p.mc);
-  int64_t wantedGroups =
-      p.nParallel ? 1 : llvm::divideCeil(kMinParallelBlocks, mBlocks);
+  int64_t wantedGroups = p.nParallel || p.insideTask
+                             ? 1
+                             : llvm::divideCeil(kMinParallelBlocks, mBlocks);
   p.groupPanels = llvm::divideCeil(ncPanels, std::min(ncPanels, wantedGroups));
   p.groups = llvm::divideCeil(ncPanels, p.groupPanels);
   int64_t batchTasks = 1;
   for (unsigned d : dims.batch)
     batchTasks *= ranges[d];
-  p.batchParallel = batchTasks >= kMinParallelBlocks;
+  p.batchParallel = !p.insideTask && batchTasks >= kMinParallelBlocks;
 
   ArrayRef<ComputeLevelDesc> levels = chip.computeLevels;
   const ComputeLevelDesc &level = levels[levels.size() > 1 ? 1 : 0];
@@ -706,9 +725,10 @@ void PBMapMatrixUnitsPass::mapContraction(
               caches[std::min<size_t>(p.nParallel ? 1 : 2, caches.size() - 1)]
                   ->name,
               mBlocks, p.groups, kMinParallelBlocks, level.name,
-              p.batchParallel ? ", the batch loops as the tasks"
-              : p.nParallel   ? ", the NC blocks as the tasks"
-                              : "",
+              p.insideTask      ? ", inside a task of the enclosing loop"
+              : p.batchParallel ? ", the batch loops as the tasks"
+              : p.nParallel     ? ", the NC blocks as the tasks"
+                                : "",
               p.directA   ? "read in place"
               : p.aAlongM ? "packed MR rows per load"
               : p.aLinear ? "packed through a table of K offsets"

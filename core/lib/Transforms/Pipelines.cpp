@@ -43,7 +43,8 @@ static std::string getS1Spec(const pb::PipelineOptions &options) {
 }
 
 static std::string getS2Spec(const pb::PipelineOptions &options) {
-  return std::string("func.func(pb-distinct-results,") +
+  return std::string("func.func(") +
+         (options.fusion ? "pb-fuse-attention," : "") + "pb-distinct-results," +
          (options.optionalRewrites ? "pb-pad-in-place," : "") +
          "pb-clone-fills,pb-mark-inputs-read-only),"
          "one-shot-bufferize{"

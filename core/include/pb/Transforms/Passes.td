@@ -350,6 +350,32 @@ def PBFuseElementwisePass : Pass<"pb-fuse-elementwise"> {
                            "::mlir::affine::AffineDialect"];
 }
 
+def PBFuseAttentionPass : Pass<"pb-fuse-attention", "func::FuncOp"> {
+  let summary = "Compute q @ k^T, the softmax and @ v per block of rows, in "
+                "one parallel loop";
+  let description = [{
+    Stage S2, before bufferization: attention fusion. A contraction `o = p @
+    v` whose `p` is computed from another contraction `s = q @ k^T` by
+    linalg.generic ops (at least one of them a reduction: the softmax) and
+    reshapes, none of them used elsewhere, is tiled with upstream's
+    tile-and-fuse (TilingInterface) into an `scf.forall` over its batch loops
+    and blocks of its rows; the ops from `s` to `p`, and the fills they
+    start from, are computed inside it for the block's rows only, all keys at
+    once. The scores and the softmax's intermediates are then blocks of
+    rows x keys, never written whole to memory.
+
+    The block holds as many rows as half the per-core cache (the target's
+    second-smallest cache level) keeps with a row of scores and one of
+    probabilities, and at most so many that the loop has eight tasks (core
+    counts are known at run time only). Only on targets whose thread-scope
+    matrix units take the element type: the contractions then become
+    micro-kernels that run inside a task (pb-map-matrix-units).
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "scf::SCFDialect",
+                           "tensor::TensorDialect", "affine::AffineDialect",
+                           "arith::ArithDialect"];
+}
+
 def PBPadInPlacePass : Pass<"pb-pad-in-place", "func::FuncOp"> {
   let summary = "Write padded tensors in place and fill only their border";
   let description = [{
