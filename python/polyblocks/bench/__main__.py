@@ -5,7 +5,12 @@ For each model (polyblocks.bench.models, random weights, batch 1 by default)
 it measures, in one process and one after the other on the same inputs:
   - the compile time (the first call of the compiled model, with an empty
     PolyBlocks compile cache), for PolyBlocks and for each compiled baseline;
-  - the median time of --runs calls after --warmup calls, for each;
+  - the median time of --runs calls after --warmup calls, for each, in
+    interleaved rounds: each round times one call of every engine in turn,
+    after a quarter second of its untimed calls, so that a change in the
+    machine's speed during the run (a shared VM's) slows them alike instead
+    of whichever ran then, and no engine is timed while the previous one's
+    threads still spin;
   - PolyBlocks' accuracy against eager by the dynamo benchmark harness's rule
     (allclose at 1e-3, else RMSE against a float64 reference); the cell
     also counts the backend's warnings that a graph or an op runs in eager
@@ -58,15 +63,34 @@ def _progress(i: int, n: int, text: str) -> None:
         sys.stderr.write("\n")
 
 
-def _median_ms(fn, inputs, runs: int, warmup: int) -> float:
-    for _ in range(warmup):
-        fn(*inputs)
-    times = []
+# Untimed calls an engine makes at the start of each round, for at least
+# this long: the thread pool of the engine before it (LLVM's OpenMP spins
+# for 200 ms after a parallel region by default) has gone to sleep by then,
+# and this engine's own is awake.
+_SETTLE_S = 0.25
+
+
+def _interleaved_median_ms(engines: dict, inputs, runs: int, warmup: int) -> dict:
+    """The median time in ms of each of `engines` (name -> callable) over
+    `runs` rounds, after `warmup` calls of each. Each round times one call
+    of every engine in turn, each after calls of its own for _SETTLE_S
+    seconds (at least one), so that a change in the machine's speed during
+    the run slows all engines alike, and no engine is timed while another
+    one's threads still spin."""
+    for fn in engines.values():
+        for _ in range(warmup):
+            fn(*inputs)
+    times: dict = {name: [] for name in engines}
     for _ in range(runs):
-        t = time.perf_counter()
-        fn(*inputs)
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e3
+        for name, fn in engines.items():
+            start = time.perf_counter()
+            fn(*inputs)
+            while time.perf_counter() - start < _SETTLE_S:
+                fn(*inputs)
+            t = time.perf_counter()
+            fn(*inputs)
+            times[name].append(time.perf_counter() - t)
+    return {name: statistics.median(t) * 1e3 for name, t in times.items()}
 
 
 def _compile(model, backend: str, target: str, freeze: bool = False):
@@ -109,7 +133,7 @@ def bench_model(name: str, args, step) -> dict:
     with torch.no_grad():
         step(f"{name}: eager")
         ref = models.output_tensors(model(*inputs))
-        row["eager_ms"] = _median_ms(model, inputs, args.runs, args.warmup)
+        engines = {"eager": model}
         step(f"{name}: polyblocks compile")
         t = time.perf_counter()
         # Graphs the backend could not compile run in eager: the table says
@@ -128,8 +152,7 @@ def bench_model(name: str, args, step) -> dict:
         row["polyblocks_compile_s"] = time.perf_counter() - t
         row["eager_fallbacks"] = fallbacks.count
         row["accurate"] = _accurate(model, inputs, ref, res)
-        step(f"{name}: polyblocks run")
-        row["polyblocks_ms"] = _median_ms(compiled, inputs, args.runs, args.warmup)
+        engines["polyblocks"] = compiled
         for base in args.baselines:
             if base == "eager":
                 continue
@@ -142,7 +165,14 @@ def bench_model(name: str, args, step) -> dict:
                 row[f"{base}_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
                 continue
             row[f"{base}_compile_s"] = time.perf_counter() - t
-            row[f"{base}_ms"] = _median_ms(other, inputs, args.runs, args.warmup)
+            engines[base] = other
+        # Compiling a baseline reset Dynamo: PolyBlocks' graphs are traced
+        # again (from the compile cache) before the timed rounds.
+        step(f"{name}: runs")
+        compiled(*inputs)
+        for engine, ms in _interleaved_median_ms(engines, inputs, args.runs,
+                                                 args.warmup).items():
+            row[f"{engine}_ms"] = ms
     return row
 
 
@@ -272,7 +302,7 @@ def main(argv=None) -> int:
               else "off")
     header = (f"Models, batch {args.batch}, target {args.target}, freeze "
               f"{'on' if args.freeze else 'off'} (Inductor freezing likewise); median of "
-              f"{args.runs} runs after {args.warmup} warm-ups; {datetime.date.today()}, "
+              f"{args.runs} interleaved runs after {args.warmup} warm-ups; {datetime.date.today()}, "
               f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
               f"torch {torch.__version__}, {torch.get_num_threads()} torch threads, "
               f"oneDNN for eager {onednn}.")
