@@ -107,3 +107,44 @@ func.func @interior_read(%x: tensor<4x8xf32>) -> tensor<6x8xf32> {
   %p = tensor.insert_slice %sum into %f[1, 0] [4, 8] [1, 1] : tensor<4x8xf32> into tensor<6x8xf32>
   return %p : tensor<6x8xf32>
 }
+
+// -----
+
+// Two pads of one shape as CSE leaves them: one fill and one extract_slice
+// of its interior, written by both pads' copies (MobileNetV2's depthwise
+// inputs at batch 8). Each copy gets a slice of its own, then each pad its
+// own padded tensor; both producers write their interiors and no copy and
+// no fill of the whole padded tensor is left.
+// CHECK-LABEL: func.func @shared_slice
+// CHECK-NOT: linalg.copy
+// CHECK-NOT: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<6x8xf32>)
+// CHECK-DAG: %[[S1:.*]] = tensor.extract_slice %[[P1:.*]][1, 0] [4, 8] [1, 1] : tensor<6x8xf32> to tensor<4x8xf32>
+// CHECK-DAG: %[[S2:.*]] = tensor.extract_slice %[[P2:.*]][1, 0] [4, 8] [1, 1] : tensor<6x8xf32> to tensor<4x8xf32>
+// CHECK-DAG: linalg.generic {{.*}} ins(%arg0 : tensor<4x8xf32>) outs(%[[S2]] : tensor<4x8xf32>)
+// CHECK-DAG: linalg.generic {{.*}} ins(%arg1 : tensor<4x8xf32>) outs(%[[S1]] : tensor<4x8xf32>)
+// CHECK-NOT: linalg.copy
+#id2 = affine_map<(i, j) -> (i, j)>
+func.func @shared_slice(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<6x8xf32>, tensor<6x8xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %rx = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %pe = tensor.empty() : tensor<6x8xf32>
+  %f = linalg.fill ins(%z : f32) outs(%pe : tensor<6x8xf32>) -> tensor<6x8xf32>
+  %s = tensor.extract_slice %f[1, 0] [4, 8] [1, 1] : tensor<6x8xf32> to tensor<4x8xf32>
+  %c = linalg.copy ins(%rx : tensor<4x8xf32>) outs(%s : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %p = tensor.insert_slice %c into %f[1, 0] [4, 8] [1, 1] : tensor<4x8xf32> into tensor<6x8xf32>
+  %ry = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%y : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %c2 = linalg.copy ins(%ry : tensor<4x8xf32>) outs(%s : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %p2 = tensor.insert_slice %c2 into %f[1, 0] [4, 8] [1, 1] : tensor<4x8xf32> into tensor<6x8xf32>
+  return %p, %p2 : tensor<6x8xf32>, tensor<6x8xf32>
+}

@@ -176,12 +176,34 @@ class PBPadInPlacePass
     : public pb::impl::PBPadInPlacePassBase<PBPadInPlacePass> {
 public:
   void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    // CSE merges the interiors of pads of one shape too (one extract_slice
+    // of the shared fill, written by each pad's copy): each writer gets a
+    // slice of its own, as each pad gets its own fill below.
+    SmallVector<tensor::ExtractSliceOp> shared;
+    getOperation().walk([&](tensor::ExtractSliceOp slice) {
+      if (slice.getSource().getDefiningOp<linalg::FillOp>() &&
+          !slice.getResult().hasOneUse() &&
+          llvm::all_of(slice.getResult().getUses(), [](OpOperand &use) {
+            auto dps = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
+            return dps && dps.isDpsInit(&use);
+          }))
+        shared.push_back(slice);
+    });
+    for (tensor::ExtractSliceOp slice : shared) {
+      for (OpOperand &use :
+           llvm::make_early_inc_range(llvm::drop_begin(slice->getUses()))) {
+        rewriter.setInsertionPoint(use.getOwner());
+        Operation *copy = rewriter.clone(*slice);
+        rewriter.modifyOpInPlace(use.getOwner(),
+                                 [&] { use.set(copy->getResult(0)); });
+      }
+    }
     SmallVector<Pad> pads;
     getOperation().walk([&](tensor::InsertSliceOp insert) {
       if (std::optional<Pad> pad = matchPad(insert))
         pads.push_back(*pad);
     });
-    IRRewriter rewriter(&getContext());
     for (Pad &pad : pads) {
       foldCopyIntoProducer(rewriter, pad);
       fillBorderOnly(rewriter, pad);

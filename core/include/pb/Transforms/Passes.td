@@ -390,6 +390,8 @@ def PBPadInPlacePass : Pass<"pb-pad-in-place", "func::FuncOp"> {
     - the padded tensor gets its own `tensor.empty`, and only its border is
       filled: one `linalg.fill` per padded side, on disjoint slices, since
       the insert overwrites the interior and nothing reads it before.
+    Pads of one shape that CSE left sharing the fill and the slice of its
+    interior first get a slice each.
 
       %f = linalg.fill ins(%z) outs(%e : tensor<6x6xf32>)
       %s = tensor.extract_slice %f[1, 1] [4, 4] [1, 1]
