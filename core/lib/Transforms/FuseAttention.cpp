@@ -189,7 +189,7 @@ void PBFuseAttentionPass::runOnOperation() {
   if (!chip)
     return;
   // Blocks sized for the per-core cache: the second-smallest cache level
-  // (the smallest when there is one).
+  // (the only one when there is one).
   SmallVector<const MemoryLevelDesc *> caches;
   for (const MemoryLevelDesc &level : chip->memoryLevels)
     if (level.kind == MemoryKind::Cache)
