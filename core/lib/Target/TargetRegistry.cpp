@@ -45,6 +45,24 @@ const MemoryLevelDesc *ChipDesc::getMemoryLevel(MemoryKind kind) const {
   return nullptr;
 }
 
+llvm::SmallVector<const MemoryLevelDesc *> ChipDesc::getCachesBySize() const {
+  llvm::SmallVector<const MemoryLevelDesc *> caches;
+  for (const MemoryLevelDesc &level : memoryLevels)
+    if (level.kind == MemoryKind::Cache)
+      caches.push_back(&level);
+  llvm::stable_sort(caches,
+                    [](const MemoryLevelDesc *x, const MemoryLevelDesc *y) {
+                      return x->capacityBytes < y->capacityBytes;
+                    });
+  return caches;
+}
+
+const ComputeLevelDesc *ChipDesc::getTaskLevel() const {
+  if (computeLevels.empty())
+    return nullptr;
+  return &computeLevels[computeLevels.size() > 1 ? 1 : 0];
+}
+
 //===----------------------------------------------------------------------===//
 // Lookup and resolution
 //===----------------------------------------------------------------------===//

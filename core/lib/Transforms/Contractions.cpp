@@ -16,6 +16,7 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
+using namespace mlir::pb;
 
 bool mlir::pb::isMultiplyAccumulate(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
@@ -342,4 +343,20 @@ linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac,
                      !overwritesWhole(firstLater, cAlloc)))
     return nullptr;
   return epilogue;
+}
+
+const mlir::pb::MatrixUnitDesc *
+mlir::pb::findThreadScopeUnit(const ChipDesc &chip, ElementType a,
+                              ElementType bt, ElementType c) {
+  const MatrixUnitDesc *best = nullptr;
+  for (const MatrixUnitDesc *unit : chip.matrixUnits) {
+    if (unit->scope != MatrixScope::ThreadScope ||
+        unit->lowering != MatrixLowering::VectorOuterProduct || unit->m != 1 ||
+        unit->k != 1 || unit->aType != a || unit->bType != bt ||
+        unit->cType != c)
+      continue;
+    if (!best || unit->n > best->n)
+      best = unit;
+  }
+  return best;
 }

@@ -56,9 +56,6 @@ static constexpr double kCacheShare = 0.5;
 /// probabilities (the softmax's other intermediates reuse them or are one
 /// value per row).
 static constexpr int64_t kLiveRows = 2;
-/// Tasks the loop should have at least, as pb-map-matrix-units cuts a GEMM:
-/// core counts are known only at run time.
-static constexpr int64_t kMinParallelBlocks = 8;
 
 namespace {
 /// The ops of one attention: `scores` (q @ k^T) and the ops between it and
@@ -190,13 +187,7 @@ void PBFuseAttentionPass::runOnOperation() {
     return;
   // Blocks sized for the per-core cache: the second-smallest cache level
   // (the only one when there is one).
-  SmallVector<const MemoryLevelDesc *> caches;
-  for (const MemoryLevelDesc &level : chip->memoryLevels)
-    if (level.kind == MemoryKind::Cache)
-      caches.push_back(&level);
-  llvm::sort(caches, [](auto *x, auto *y) {
-    return x->capacityBytes < y->capacityBytes;
-  });
+  SmallVector<const MemoryLevelDesc *> caches = chip->getCachesBySize();
   if (caches.empty())
     return;
   const MemoryLevelDesc *cache = caches[std::min<size_t>(1, caches.size() - 1)];
@@ -222,12 +213,7 @@ void PBFuseAttentionPass::runOnOperation() {
     // kernels map the loops themselves.
     Type element = getElementTypeOrSelf(output.getDpsInits()[0].getType());
     std::optional<ElementType> target = getTargetElementType(element);
-    bool threadUnit =
-        target && llvm::any_of(chip->matrixUnits, [&](auto *unit) {
-          return unit->scope == MatrixScope::ThreadScope &&
-                 unit->aType == *target && unit->cType == *target;
-        });
-    if (!threadUnit) {
+    if (!target || !findThreadScopeUnit(*chip, *target, *target, *target)) {
       skip("the target has no thread-scope matrix unit for this element type");
       continue;
     }

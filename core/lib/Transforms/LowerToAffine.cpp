@@ -44,13 +44,11 @@ public:
         forall->emitError("cannot turn this scf.forall into scf.parallel");
         return signalPassFailure();
       }
-      if (chip && !chip->computeLevels.empty()) {
-        ArrayRef<pb::ComputeLevelDesc> levels = chip->computeLevels;
-        const pb::ComputeLevelDesc &level = levels[levels.size() > 1 ? 1 : 0];
+      if (const pb::ComputeLevelDesc *level =
+              chip ? chip->getTaskLevel() : nullptr)
         parallel->setAttr(
             pb::PBDialect::kLevelAttrName,
-            rewriter.getStringAttr(pb::stringifyComputeLevelKind(level.kind)));
-      }
+            rewriter.getStringAttr(pb::stringifyComputeLevelKind(level->kind)));
     }
 
     SmallVector<memref::CopyOp> copies;

@@ -65,9 +65,6 @@ static constexpr int64_t kTileRowVectors = 2;
 static constexpr int64_t kWideTileRowVectors = 4;
 /// Vector registers across one row of a long-row register tile (see its use).
 static constexpr int64_t kLongTileRowVectors = 3;
-/// Core counts are known only at run time; cut M into at least this many
-/// blocks so that every core gets work and the load balances.
-static constexpr int64_t kMinParallelBlocks = 8;
 /// Register tiles an M block of an A read in place spans at least (while
 /// the cache holds it): each such block reads the whole packed B panel.
 static constexpr int64_t kMinDirectTiles = 24;
@@ -114,23 +111,6 @@ private:
                              const ChipDesc &chip);
 };
 } // namespace
-
-/// The thread-scope, vector-outer-product unit for these element types with
-/// the most lanes, or null.
-static const MatrixUnitDesc *findUnit(const ChipDesc &chip, ElementType a,
-                                      ElementType bt, ElementType c) {
-  const MatrixUnitDesc *best = nullptr;
-  for (const MatrixUnitDesc *unit : chip.matrixUnits) {
-    if (unit->scope != MatrixScope::ThreadScope ||
-        unit->lowering != MatrixLowering::VectorOuterProduct || unit->m != 1 ||
-        unit->k != 1 || unit->aType != a || unit->bType != bt ||
-        unit->cType != c)
-      continue;
-    if (!best || unit->n > best->n)
-      best = unit;
-  }
-  return best;
-}
 
 /// Whether S4 builds a whole kernel around units of `scope`: a subgroup's
 /// (a warp's mma) or, when `warpgroups`, several subgroups' together.
@@ -440,7 +420,7 @@ void PBMapMatrixUnitsPass::mapContraction(
   std::optional<ElementType> bt = getTargetElementType(typeOf(bMem));
   std::optional<ElementType> ct = getTargetElementType(typeOf(cMem));
   const MatrixUnitDesc *unit =
-      at && bt && ct ? findUnit(chip, *at, *bt, *ct) : nullptr;
+      at && bt && ct ? findThreadScopeUnit(chip, *at, *bt, *ct) : nullptr;
   if (!unit)
     return skip("the target has no thread-scope vector outer-product unit "
                 "for these element types");
@@ -535,13 +515,7 @@ void PBMapMatrixUnitsPass::mapContraction(
                               p.n, p.nr)
                     .str());
 
-  SmallVector<const MemoryLevelDesc *> caches;
-  for (const MemoryLevelDesc &level : chip.memoryLevels)
-    if (level.kind == MemoryKind::Cache)
-      caches.push_back(&level);
-  llvm::sort(caches, [](auto *x, auto *y) {
-    return x->capacityBytes < y->capacityBytes;
-  });
+  SmallVector<const MemoryLevelDesc *> caches = chip.getCachesBySize();
   if (caches.empty())
     return skip("the target states no caches to block for");
   auto budget = [&](size_t i) {
@@ -673,8 +647,7 @@ void PBMapMatrixUnitsPass::mapContraction(
     batchTasks *= ranges[d];
   p.batchParallel = !p.insideTask && batchTasks >= kMinParallelBlocks;
 
-  ArrayRef<ComputeLevelDesc> levels = chip.computeLevels;
-  const ComputeLevelDesc &level = levels[levels.size() > 1 ? 1 : 0];
+  const ComputeLevelDesc &level = *chip.getTaskLevel();
   GemmBuilder builder(op, dims, p);
   // C's fill goes into the first K block's stores (A and B must not be C:
   // the fill would change them). Found before the statements between `op`

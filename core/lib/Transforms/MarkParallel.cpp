@@ -178,8 +178,7 @@ public:
       return signalPassFailure();
     }
     // The level the outermost parallel loops map to (below the root).
-    ArrayRef<ComputeLevelDesc> levels = chip->computeLevels;
-    const ComputeLevelDesc &level = levels[levels.size() > 1 ? 1 : 0];
+    const ComputeLevelDesc &level = *chip->getTaskLevel();
 
     // On cores, every parallel loop is a fork and a join of threads, which
     // costs more than a nest whose buffers fit one core's innermost cache
@@ -214,7 +213,8 @@ public:
     // to get several: nested proven-parallel loops join the outermost one
     // until then. Unknown unit counts (CPU cores, known at run time) keep
     // one loop.
-    int64_t wanted = levels.front().physicalUnits * kIterationsPerUnit;
+    int64_t wanted =
+        chip->computeLevels.front().physicalUnits * kIterationsPerUnit;
     // Nested loops pb-tile proved parallel join them.
     for (affine::AffineForOp loop : proven) {
       loop->removeAttr(PBDialect::kParallelAttrName);

@@ -14,6 +14,7 @@
 #define PB_TARGET_TARGETDESC_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -122,6 +123,12 @@ struct ChipDesc {
   const ComputeLevelDesc *getComputeLevel(ComputeLevelKind kind) const;
   /// The innermost memory level of `kind`, or null.
   const MemoryLevelDesc *getMemoryLevel(MemoryKind kind) const;
+  /// The cache levels, smallest first.
+  llvm::SmallVector<const MemoryLevelDesc *> getCachesBySize() const;
+  /// The level a kernel's parallel tasks map to: the one below the root
+  /// (cores of a socket, blocks of a grid), or the root when it is the
+  /// only one; null when the chip states none.
+  const ComputeLevelDesc *getTaskLevel() const;
 };
 
 /// One entry of the target registry: a chip, or a name resolved to one of

@@ -60,6 +60,17 @@ bool isMultiplyAccumulate(linalg::LinalgOp op);
 linalg::GenericOp findFusableEpilogue(linalg::LinalgOp mac,
                                       bool permuted = false);
 
+/// Core counts are known only at run time: a kernel's parallel loop is cut
+/// into at least this many tasks, so that every core gets work and the load
+/// balances (pb-map-matrix-units' GEMMs, pb-fuse-attention's blocks).
+constexpr int64_t kMinParallelBlocks = 8;
+
+/// The thread-scope, vector-outer-product unit of `chip` (a vector FMA of a
+/// CPU core) for these element types with the most lanes, or null: what
+/// pb-map-matrix-units builds its micro-kernels from.
+const MatrixUnitDesc *findThreadScopeUnit(const ChipDesc &chip, ElementType a,
+                                          ElementType b, ElementType c);
+
 /// Whether `chip` has matrix units that S4 builds whole kernels around
 /// (subgroup- or warpgroup-scope: GPU tensor cores), whose stores take
 /// epilogues through permutations (findFusableEpilogue's `permuted`).
