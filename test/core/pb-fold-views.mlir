@@ -93,3 +93,61 @@ func.func @expand_of_strided_subview(%qkv: memref<2x24xf32>, %k: memref<2x2x4xf3
   }
   return
 }
+
+// -----
+
+// A squeeze (collapse_shape whose groups merge one dimension with unit
+// ones) folds: the merged index goes to the large dimension, the unit ones
+// read 0. A collapse that merges two large dimensions would need floordiv
+// and mod: it stays, and so does every view of its buffer.
+// CHECK-LABEL: func.func @squeeze
+// CHECK-NOT: memref.collapse_shape
+// CHECK: affine.load %{{.*}}[0, %[[I:.*]], %[[J:.*]], 0] : memref<1x4x8x1xf32>
+func.func @squeeze(%x: memref<1x4x8x1xf32>, %out: memref<4x8xf32>) {
+  %c = memref.collapse_shape %x [[0, 1], [2, 3]] : memref<1x4x8x1xf32> into memref<4x8xf32>
+  affine.for %i = 0 to 4 {
+    affine.for %j = 0 to 8 {
+      %v = affine.load %c[%i, %j] : memref<4x8xf32>
+      affine.store %v, %out[%i, %j] : memref<4x8xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A collapse to a scalar (rank 0) reads element 0 of every unit dimension.
+// CHECK-LABEL: func.func @squeeze_to_scalar
+// CHECK-NOT: memref.collapse_shape
+// CHECK: affine.load %{{.*}}[0, 0] : memref<1x1xf32>
+func.func @squeeze_to_scalar(%x: memref<1x1xf32>, %out: memref<4xf32>) {
+  %c = memref.collapse_shape %x [] : memref<1x1xf32> into memref<f32>
+  affine.for %i = 0 to 4 {
+    %v = affine.load %c[] : memref<f32>
+    affine.store %v, %out[%i] : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @merge_stays
+// CHECK: memref.collapse_shape
+// CHECK: memref.expand_shape
+func.func @merge_stays(%x: memref<4x8xf32>, %out: memref<32xf32>, %out2: memref<4x2x4xf32>) {
+  %c = memref.collapse_shape %x [[0, 1]] : memref<4x8xf32> into memref<32xf32>
+  %e = memref.expand_shape %x [[0], [1, 2]] output_shape [4, 2, 4] : memref<4x8xf32> into memref<4x2x4xf32>
+  affine.for %i = 0 to 32 {
+    %v = affine.load %c[%i] : memref<32xf32>
+    affine.store %v, %out[%i] : memref<32xf32>
+  }
+  affine.for %i = 0 to 4 {
+    affine.for %j = 0 to 2 {
+      affine.for %k = 0 to 4 {
+        %v = affine.load %e[%i, %j, %k] : memref<4x2x4xf32>
+        affine.store %v, %out2[%i, %j, %k] : memref<4x2x4xf32>
+      }
+    }
+  }
+  return
+}

@@ -285,12 +285,14 @@ func.func @se_reshapes(%conv: tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32> {
 // own unit dimension is read as a constant 0: reading the activation
 // directly would drop both loops from every operand (an invalid generic),
 // so the activation is produced channels-last and the reduction reads it
-// with two trailing unit dimensions indexed by `g` and `u`.
-// CHECK: #[[READ:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, 0, d4, d5, d1, d2, d3)>
+// with two trailing unit dimensions indexed by `g` and `u`. Its channel
+// loop then moves innermost: it walks the activation along its rows.
+// EXPLAIN: layout: 1 reductions walk their input along its rows (a parallel loop moved innermost)
+// CHECK: #[[READ:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, 0, d3, d4, d5, d1, d2)>
 // CHECK-LABEL: func.func @unit_loop_only_in_reshape
 // CHECK: %[[ACT:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x1x4x4x8xf32>)
 // CHECK: %[[UNITS:.*]] = tensor.expand_shape %[[ACT]] {{\[\[}}0], [1], [2], [3], [4, 5, 6]] output_shape [2, 1, 4, 4, 8, 1, 1]
-// CHECK: linalg.generic {indexing_maps = [#[[READ]], #{{.*}}], {{.*}} ins(%[[UNITS]] : tensor<2x1x4x4x8x1x1xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[READ]], #{{.*}}], iterator_types = ["parallel", "reduction", "reduction", "reduction", "reduction", "parallel"]} ins(%[[UNITS]] : tensor<2x1x4x4x8x1x1xf32>)
 func.func @unit_loop_only_in_reshape(%conv: tensor<2x4x4x8xf32>) -> tensor<2x8xf32> {
   %z = arith.constant 0.0 : f32
   %xe = tensor.expand_shape %conv [[0], [1, 2], [3], [4]] output_shape [2, 1, 4, 4, 8] : tensor<2x4x4x8xf32> into tensor<2x1x4x4x8xf32>
@@ -317,4 +319,39 @@ func.func @unit_loop_only_in_reshape(%conv: tensor<2x4x4x8xf32>) -> tensor<2x8xf
     linalg.yield %r : f32
   } -> tensor<2x8xf32>
   return %sum : tensor<2x8xf32>
+}
+
+// -----
+
+// A sum over the rows of a matrix (a column reduction, as a mean over H and
+// W of a channels-last map is): the column loop moves innermost, so that
+// each row is read contiguously into a row of accumulators; the row
+// reduction's loops stay (its innermost loop walks its input's rows).
+// EXPLAIN: layout: 1 reductions walk their input along its rows (a parallel loop moved innermost)
+// CHECK-LABEL: func.func @column_sum
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["reduction", "parallel"]} ins(%{{.*}} : tensor<64x32xf32>)
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<64x32xf32>)
+func.func @column_sum(%x: tensor<64x32xf32>) -> (tensor<32xf32>, tensor<64xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<32xf32>) -> tensor<32xf32>
+  %cols = linalg.generic {
+      indexing_maps = [affine_map<(c, r) -> (r, c)>, affine_map<(c, r) -> (c)>],
+      iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<64x32xf32>) outs(%f : tensor<32xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %a = arith.addf %o, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<32xf32>
+  %e2 = tensor.empty() : tensor<64xf32>
+  %f2 = linalg.fill ins(%z : f32) outs(%e2 : tensor<64xf32>) -> tensor<64xf32>
+  %rows = linalg.generic {
+      indexing_maps = [affine_map<(r, c) -> (r, c)>, affine_map<(r, c) -> (r)>],
+      iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<64x32xf32>) outs(%f2 : tensor<64xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %a = arith.addf %o, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<64xf32>
+  return %cols, %rows : tensor<32xf32>, tensor<64xf32>
 }

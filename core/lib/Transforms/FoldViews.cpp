@@ -11,9 +11,10 @@
 // affine accesses alone. Afterwards S3 sees plain buffers: the vectorizer
 // no longer skips the strided copies of padding, and fusion's dependence
 // analysis, which compares buffers by SSA value, sees every access to a
-// buffer (DESIGN.md, S2). collapse_shape views are left: their folded
-// indices need floordiv/mod, which the affine vectorizer cannot prove
-// contiguous.
+// buffer (DESIGN.md, S2). collapse_shape views fold when each group merges
+// one dimension with unit ones (squeezes); the others are left: their
+// folded indices need floordiv/mod, which the affine vectorizer cannot
+// prove contiguous.
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,7 +71,51 @@ FailureOr<Value> mlir::pb::foldViewIndices(Operation *view,
     exprs.assign(source);
     return expand.getSrc();
   }
+  if (auto collapse = dyn_cast<memref::CollapseShapeOp>(view)) {
+    // A collapse whose groups each merge at most one dimension larger than
+    // one with unit dimensions (the frontends' squeezes): the merged index
+    // is that dimension's, the unit ones are 0; no floordiv or mod.
+    MemRefType source = collapse.getSrcType();
+    if (!source.hasStaticShape())
+      return failure();
+    SmallVector<AffineExpr> indices;
+    for (auto [group, index] :
+         llvm::zip(collapse.getReassociationIndices(), exprs)) {
+      unsigned large = llvm::count_if(
+          group, [&](int64_t d) { return source.getDimSize(d) != 1; });
+      if (large > 1)
+        return failure();
+      bool placed = false;
+      for (int64_t d : group) {
+        // The last dimension takes the index when all are units (its
+        // index is 0 then anyway).
+        bool takes =
+            source.getDimSize(d) != 1 || (large == 0 && d == group.back());
+        indices.push_back(takes && !placed ? index
+                                           : getAffineConstantExpr(0, ctx));
+        placed |= takes;
+      }
+    }
+    // A collapse to rank 0 has no groups: every source dimension is a unit.
+    if (collapse.getReassociationIndices().empty())
+      indices.assign(source.getRank(), getAffineConstantExpr(0, ctx));
+    exprs.assign(indices);
+    return collapse.getSrc();
+  }
   return failure();
+}
+
+/// Whether each group of `collapse` merges at most one dimension larger
+/// than one (with unit dimensions): foldViewIndices folds those.
+static bool isSqueeze(memref::CollapseShapeOp collapse) {
+  MemRefType source = collapse.getSrcType();
+  return source.hasStaticShape() &&
+         llvm::all_of(collapse.getReassociationIndices(),
+                      [&](ReassociationIndices group) {
+                        return llvm::count_if(group, [&](int64_t d) {
+                                 return source.getDimSize(d) != 1;
+                               }) <= 1;
+                      });
 }
 
 /// Whether every access to `base` through a view is an affine load or store
@@ -86,7 +131,9 @@ static bool allViewAccessesFold(Value base) {
       if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
         if (view.getViewSource() != value)
           continue;
-        if (!isa<memref::SubViewOp, memref::ExpandShapeOp>(user))
+        auto collapse = dyn_cast<memref::CollapseShapeOp>(user);
+        if (!isa<memref::SubViewOp, memref::ExpandShapeOp>(user) &&
+            !(collapse && isSqueeze(collapse)))
           return false;
         worklist.push_back(user->getResult(0));
         continue;
@@ -158,7 +205,8 @@ public:
     // Views left without users go (their sources stay alive).
     SmallVector<Operation *> views;
     func.walk([&](Operation *op) {
-      if (isa<memref::SubViewOp, memref::ExpandShapeOp>(op))
+      if (isa<memref::SubViewOp, memref::ExpandShapeOp,
+              memref::CollapseShapeOp>(op))
         views.push_back(op);
     });
     for (Operation *view : llvm::reverse(views))

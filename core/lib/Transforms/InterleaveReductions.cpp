@@ -48,11 +48,7 @@ namespace mlir::pb {
 using namespace mlir;
 using namespace mlir::pb;
 
-/// The independent accumulation chains that keep the chip's vector unit
-/// busy: the latency of its thread-scope vector FMA times the vector
-/// operations it starts per cycle (peak f32 vector GFLOP/s over lanes x 2 x
-/// clock). 1 when the chip states no such unit.
-static int64_t getChainsInFlight(const ChipDesc &chip) {
+int64_t mlir::pb::getChainsInFlight(const ChipDesc &chip) {
   int64_t lanes = chip.vectorWidthBits / 32;
   const MatrixUnitDesc *unit = nullptr;
   for (const MatrixUnitDesc *candidate : chip.matrixUnits)

@@ -84,7 +84,8 @@ static std::string getS3Spec(const pb::PipelineOptions &options) {
   spec += "pb-promote-accumulators,affine-scalrep,pb-tile,pb-mark-parallel,"
           "pb-promote-to-scratchpad,pb-vectorize";
   if (options.optionalRewrites)
-    spec += ",pb-interleave-reductions,pb-hoist-reciprocals";
+    spec += ",pb-register-accumulators,pb-interleave-reductions,"
+            "pb-hoist-reciprocals";
   spec += "),"
           "canonicalize,cse";
   return spec;

@@ -443,31 +443,56 @@ static void rewriteUses(RewriterBase &rewriter, Value oldValue, Value newValue,
   }
 }
 
-/// Makes the parallel loop that indexes `value`'s innermost dimension the
-/// innermost loop of `generic`, when it is not and the innermost loop is a
-/// reduction. Moving a parallel loop does not reorder any reduction.
-static void moveInnermostLoop(RewriterBase &rewriter, linalg::GenericOp generic,
-                              Value value) {
-  unsigned numLoops = generic.getNumLoops();
+/// Makes the parallel loop that indexes the innermost dimension of
+/// `generic`'s largest input the innermost loop, when the innermost loop is a
+/// reduction (a mean over H and W of a channels-last map: the channel loop
+/// walks the input's rows). Unit dimensions (the frontends' reshapes add
+/// them) do not count as innermost. Moving a parallel loop does not reorder
+/// any reduction. Returns whether the loops moved.
+static bool moveInnermostLoop(RewriterBase &rewriter,
+                              linalg::GenericOp generic) {
+  SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
   SmallVector<utils::IteratorType> iterators = generic.getIteratorTypesArray();
-  if (iterators.back() != utils::IteratorType::reduction)
-    return;
+  auto isUnit = [&](unsigned loop) { return ranges[loop] == 1; };
+  std::optional<unsigned> lastLoop;
+  for (unsigned d = ranges.size(); d-- > 0;)
+    if (!isUnit(d)) {
+      lastLoop = d;
+      break;
+    }
+  if (!lastLoop || iterators[*lastLoop] != utils::IteratorType::reduction)
+    return false;
+  OpOperand *largest = nullptr;
+  int64_t largestSize = 0;
   for (OpOperand *input : generic.getDpsInputOperands()) {
-    if (input->get() != value)
-      continue;
-    AffineMap map = generic.getMatchingIndexingMap(input);
-    auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
-    if (!last || iterators[last.getPosition()] != utils::IteratorType::parallel)
-      return;
-    SmallVector<unsigned> order;
-    for (unsigned d = 0; d < numLoops; ++d)
-      if (d != last.getPosition())
-        order.push_back(d);
-    order.push_back(last.getPosition());
-    rewriter.setInsertionPoint(generic);
-    (void)linalg::interchangeGenericOp(rewriter, generic, order);
-    return;
+    auto type = dyn_cast<RankedTensorType>(input->get().getType());
+    if (!type || !type.hasStaticShape())
+      return false;
+    if (type.getNumElements() > largestSize) {
+      largest = input;
+      largestSize = type.getNumElements();
+    }
   }
+  if (!largest)
+    return false;
+  AffineMap map = generic.getMatchingIndexingMap(largest);
+  ArrayRef<int64_t> shape =
+      cast<RankedTensorType>(largest->get().getType()).getShape();
+  for (unsigned r = map.getNumResults(); r-- > 0;) {
+    if (shape[r] == 1)
+      continue;
+    auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
+    if (!dim || iterators[dim.getPosition()] != utils::IteratorType::parallel)
+      return false;
+    SmallVector<unsigned> order;
+    for (unsigned d = 0; d < ranges.size(); ++d)
+      if (d != dim.getPosition())
+        order.push_back(d);
+    order.push_back(dim.getPosition());
+    rewriter.setInsertionPoint(generic);
+    return succeeded(linalg::interchangeGenericOp(rewriter, generic, order));
+  }
+  return false;
 }
 
 /// Rewrites `generic` to produce its result permuted by `perm` with its
@@ -749,7 +774,6 @@ public:
     });
     DenseSet<Operation *> erased;
     unsigned changed = 0, concats = 0;
-    SmallVector<linalg::GenericOp> relayouted;
     for (Operation *op : worklist) {
       if (erased.contains(op))
         continue;
@@ -789,25 +813,28 @@ public:
                             llvm::interleaved(*perm), uses.genericInputs.size(),
                             uses.pads.size(), uses.reshapedInputs.size(),
                             uses.copies.size()));
-      relayouted.push_back(relayout(rewriter, generic, *perm, uses));
+      relayout(rewriter, generic, *perm, uses);
       ++changed;
     }
-    // A reduction over a relayouted result that did not change layout
-    // itself (a squeeze-excitation mean over H and W) and whose innermost
-    // loop now strides across it: the parallel loop that walks the result's
-    // innermost dimension moves innermost, so that each element is read
-    // once, contiguously, into a row of accumulators.
-    for (linalg::GenericOp producer : relayouted) {
-      SmallVector<linalg::GenericOp> reductions;
-      for (Operation *user : producer->getUsers())
-        if (auto reduction = dyn_cast<linalg::GenericOp>(user))
-          if (reduction.getNumReductionLoops() > 0 &&
-              !isMultiplyAccumulate(reduction) &&
-              !llvm::is_contained(reductions, reduction))
-            reductions.push_back(reduction);
-      for (linalg::GenericOp reduction : reductions)
-        moveInnermostLoop(rewriter, reduction, producer.getResult(0));
-    }
+    // A reduction whose innermost loop strides across its input (a
+    // squeeze-excitation mean over H and W of a channels-last map, read
+    // through the reshapes that add unit dimensions): the parallel loop
+    // that walks the input's innermost dimension moves innermost, so that
+    // each element is read once, contiguously, into a row of accumulators.
+    SmallVector<linalg::GenericOp> reductions;
+    func.walk([&](linalg::GenericOp op) {
+      if (op.getNumReductionLoops() > 0 && !isMultiplyAccumulate(op) &&
+          op.hasPureTensorSemantics())
+        reductions.push_back(op);
+    });
+    unsigned moved = 0;
+    for (linalg::GenericOp reduction : reductions)
+      moved += moveInnermostLoop(rewriter, reduction);
+    if (moved)
+      explain(func, llvm::formatv("layout: {0} reductions walk their input "
+                                  "along its rows (a parallel loop moved "
+                                  "innermost)",
+                                  moved));
     // Results written with trailing unit dimensions that their users
     // collapse away lose them.
     SmallVector<linalg::GenericOp> all;

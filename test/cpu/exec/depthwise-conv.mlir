@@ -13,7 +13,7 @@
 // In S3 the 16-channel convolution's channel loop is vectorized: input,
 // filter and accumulator are read in vectors of 8 channels.
 // S3: affine.for %{{.*}} = 0 to 16 step 8 {
-// S3: vector.transfer_read {{.*}} : memref<1x11x11x16xf32>, vector<8xf32>
+// S3: vector.transfer_read {{.*}} : memref<1x1x11x11x16xf32>, vector<8xf32>
 // S3: vector.transfer_read {{.*}} : memref<3x3x16xf32>, vector<8xf32>
 // Depthwise convolutions as the torch frontend emits them (groups ==
 // channels: NGCHW with one channel per group between reshapes): 16

@@ -71,6 +71,12 @@ constexpr int64_t kMinParallelBlocks = 8;
 const MatrixUnitDesc *findThreadScopeUnit(const ChipDesc &chip, ElementType a,
                                           ElementType b, ElementType c);
 
+/// The independent accumulation chains that keep `chip`'s vector unit
+/// busy: the latency of its thread-scope vector FMA times the vector
+/// operations it starts per cycle (peak f32 vector GFLOP/s over lanes x 2 x
+/// clock). 1 when the chip states no such unit.
+int64_t getChainsInFlight(const ChipDesc &chip);
+
 /// Whether `chip` has matrix units that S4 builds whole kernels around
 /// (subgroup- or warpgroup-scope: GPU tensor cores), whose stores take
 /// epilogues through permutations (findFusableEpilogue's `permuted`).
@@ -97,8 +103,9 @@ bool hasOnlyAffineMemoryEffects(Operation *root);
 
 /// Rewrites `exprs`, indices into `view`, into indices into the view's
 /// source, and returns the source; fails, leaving `exprs` alone, unless
-/// `view` is a static memref.subview or memref.expand_shape of a buffer
-/// with the identity layout (pb-fold-views).
+/// `view` is a static memref.subview of a buffer with the identity layout,
+/// a static memref.expand_shape, or a static memref.collapse_shape whose
+/// groups each merge one dimension with unit ones (pb-fold-views).
 FailureOr<Value> foldViewIndices(Operation *view,
                                  llvm::SmallVectorImpl<AffineExpr> &exprs);
 

@@ -720,6 +720,45 @@ def PBStripAnnotationsPass : Pass<"pb-strip-annotations", "ModuleOp"> {
   }];
 }
 
+def PBRegisterAccumulatorsPass
+    : Pass<"pb-register-accumulators", "func::FuncOp"> {
+  let summary = "Vector accumulators carried in registers across the "
+                "reduction loops around them";
+  let description = [{
+    Stage S3, after pb-vectorize. A vector loop (a step of one vector) that
+    reads and writes a block of a buffer at its own induction variable
+    (`acc[.., c]`, indices otherwise invariant) inside reduction loops that
+    do not index that block (a depthwise convolution's or a pooling
+    window's taps, the rows of a sum over H and W) moves outside them,
+    unrolled and jammed by the most vectors up to the chip's chains in
+    flight (FMA latency x vector issue, from the .td) that divide its trip
+    count; each block is read once before the reduction loops, carried
+    through their iter_args and written once after them. Its iterations
+    touch disjoint blocks and every other buffer in it is only read, so the
+    move keeps every value's order of accumulation.
+
+    ```mlir
+    affine.for %kh = 0 to 3 {
+      affine.for %c = 0 to 32 step 16 {
+        %a = vector.transfer_read %acc[%i, %c] ...
+        %x = vector.transfer_read %in[%i + %kh, %c] ...
+        %s = arith.addf %a, %x : vector<16xf32>
+        vector.transfer_write %s, %acc[%i, %c] ...
+      }
+    }
+    // becomes (2 chains)
+    affine.for %c = 0 to 32 step 32 {
+      %a0 = vector.transfer_read %acc[%i, %c] ...
+      %a1 = vector.transfer_read %acc[%i, %c + 16] ...
+      %r:2 = affine.for %kh = 0 to 3 iter_args(%s0 = %a0, %s1 = %a1) ...
+      vector.transfer_write %r#0, %acc[%i, %c] ...
+      vector.transfer_write %r#1, %acc[%i, %c + 16] ...
+    }
+    ```
+  }];
+  let dependentDialects = ["affine::AffineDialect", "vector::VectorDialect"];
+}
+
 def PBInterleaveReductionsPass
     : Pass<"pb-interleave-reductions", "func::FuncOp"> {
   let summary = "Reductions as independent partial accumulators and trees";
