@@ -534,7 +534,11 @@ void PBMapMatrixUnitsPass::mapContraction(
   // takes in the K loops outside it, innermost first: C is then read and
   // written once per KC block instead of once per window position. Longer
   // ones are not flattened: the packing would pay a division per element.
-  while (p.k < kMinBlockedK && !dims.kOuter.empty()) {
+  // Nor are unit K loops (a 1x1 convolution's window): they add nothing to
+  // K, and flattening them would pack A, with that division per element,
+  // instead of reading its contiguous rows in place.
+  while (p.k < kMinBlockedK && !dims.kOuter.empty() &&
+         ranges[dims.kOuter.back()] > 1) {
     unsigned dim = dims.kOuter.pop_back_val();
     dims.kFlat.insert(dims.kFlat.begin(), dim);
     p.k *= ranges[dim];
