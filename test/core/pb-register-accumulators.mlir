@@ -78,3 +78,4 @@ func.func @not_accumulators(%x: memref<4x32xf32>, %y: memref<4x32xf32>, %acc: me
   }
   return
 }
+

@@ -70,17 +70,23 @@ static bool sameElement(vector::TransferReadOp read,
 static std::pair<Value, int64_t> getConstantOffset(Value value) {
   int64_t offset = 0;
   while (auto apply = value.getDefiningOp<affine::AffineApplyOp>()) {
+    // A result `dk + c` of any number of operands (the vectorizer's copies
+    // of a load's map) is operand k plus c.
     AffineMap map = apply.getAffineMap();
-    if (map.getNumDims() != 1 || map.getNumSymbols() != 0 ||
-        apply.getMapOperands().size() != 1)
+    if (map.getNumSymbols() != 0)
       break;
-    AffineExpr diff = simplifyAffineExpr(
-        map.getResult(0) - getAffineDimExpr(0, map.getContext()), 1, 0);
-    auto constant = dyn_cast<AffineConstantExpr>(diff);
-    if (!constant)
+    AffineExpr result = map.getResult(0);
+    std::optional<std::pair<unsigned, int64_t>> dimPlus;
+    for (unsigned d = 0; d < map.getNumDims() && !dimPlus; ++d) {
+      AffineExpr diff = simplifyAffineExpr(
+          result - getAffineDimExpr(d, map.getContext()), map.getNumDims(), 0);
+      if (auto constant = dyn_cast<AffineConstantExpr>(diff))
+        dimPlus = std::make_pair(d, constant.getValue());
+    }
+    if (!dimPlus)
       break;
-    offset += constant.getValue();
-    value = apply.getMapOperands()[0];
+    offset += dimPlus->second;
+    value = apply.getMapOperands()[dimPlus->first];
   }
   return {value, offset};
 }
@@ -309,11 +315,10 @@ public:
       // The band's loops (the same operations, now inside the channel loop,
       // which unroll-and-jam erases when one iteration is left) carry the
       // accumulators: innermost first, so the outer ones find the read and
-      // write that the inner ones left around themselves.
-      SmallVector<affine::AffineForOp> inner(band);
-      // The jammed copies' channel offsets are invariant in the band.
+      // write that the inner ones left around themselves. The jammed
+      // copies' channel offsets are invariant in the band.
       unsigned hoisted = 0;
-      for (affine::AffineForOp loop : llvm::reverse(inner)) {
+      for (affine::AffineForOp loop : llvm::reverse(band)) {
         (void)moveLoopInvariantCode(
             cast<LoopLikeOpInterface>(loop.getOperation()));
         hoisted = hoistAccumulators(rewriter, loop);
