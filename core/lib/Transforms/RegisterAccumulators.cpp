@@ -65,13 +65,12 @@ static bool sameElement(vector::TransferReadOp read,
          !read.getMask() && !write.getMask();
 }
 
-/// `value` as `base + offset` through affine.applies of one operand that
-/// add a constant (the copies of an unrolled loop's induction variable).
+/// `value` as `base + offset` through affine.applies whose result is one of
+/// their operands plus a constant (the copies of an unrolled loop's
+/// induction variable, the vectorizer's copies of a load's map).
 static std::pair<Value, int64_t> getConstantOffset(Value value) {
   int64_t offset = 0;
   while (auto apply = value.getDefiningOp<affine::AffineApplyOp>()) {
-    // A result `dk + c` of any number of operands (the vectorizer's copies
-    // of a load's map) is operand k plus c.
     AffineMap map = apply.getAffineMap();
     if (map.getNumSymbols() != 0)
       break;
