@@ -131,6 +131,8 @@ func.func @squeeze_to_scalar(%x: memref<1x1xf32>, %out: memref<4xf32>) {
 
 // -----
 
+// A collapse that merges two dimensions larger than one (8 x 4 into 32)
+// stays, and so does the other view of its buffer (the expand_shape).
 // CHECK-LABEL: func.func @merge_stays
 // CHECK: memref.collapse_shape
 // CHECK: memref.expand_shape
