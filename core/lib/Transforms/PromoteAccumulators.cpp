@@ -63,42 +63,48 @@ findAccumulator(affine::AffineForOp loop, affine::AffineStoreOp store) {
   return std::make_pair(load, store);
 }
 
-/// Carries the accumulators of `loop` through iter_args; returns how many.
-static unsigned promoteAccumulators(affine::AffineForOp &loop) {
-  if (!hasOnlyAffineMemoryEffects(loop))
-    return 0;
-  SmallVector<std::pair<affine::AffineLoadOp, affine::AffineStoreOp>> pairs;
-  for (auto store : loop.getBody()->getOps<affine::AffineStoreOp>())
-    if (auto pair = findAccumulator(loop, store))
-      pairs.push_back(*pair);
-  if (pairs.empty())
-    return 0;
-  IRRewriter rewriter(loop.getContext());
+LogicalResult mlir::pb::carryThroughIterArgs(
+    RewriterBase &rewriter, affine::AffineForOp &loop,
+    ArrayRef<std::pair<Operation *, Operation *>> accesses) {
   rewriter.setInsertionPoint(loop);
-  SmallVector<Value> inits;
-  for (auto [load, store] : pairs)
-    inits.push_back(rewriter.clone(*load)->getResult(0));
-  SmallVector<Value> stored;
-  for (auto [load, store] : pairs)
-    stored.push_back(store.getValueToStore());
+  SmallVector<Value> inits, stored;
+  for (auto [read, write] : accesses) {
+    inits.push_back(rewriter.clone(*read)->getResult(0));
+    stored.push_back(write->getOperand(0));
+  }
   FailureOr<LoopLikeOpInterface> newLoop = loop.replaceWithAdditionalYields(
       rewriter, inits, /*replaceInitOperandUsesInLoop=*/false,
       [&](OpBuilder &, Location, ArrayRef<BlockArgument>) { return stored; });
   if (failed(newLoop))
-    return 0;
+    return failure();
   loop = cast<affine::AffineForOp>(newLoop->getOperation());
-  unsigned first = loop.getNumResults() - pairs.size();
+  unsigned first = loop.getNumResults() - accesses.size();
   rewriter.setInsertionPointAfter(loop);
-  for (auto [index, pair] : llvm::enumerate(pairs)) {
-    auto [load, store] = pair;
-    load.getResult().replaceAllUsesWith(
+  for (auto [index, access] : llvm::enumerate(accesses)) {
+    auto [read, write] = access;
+    read->getResult(0).replaceAllUsesWith(
         loop.getRegionIterArgs()[first + index]);
-    affine::AffineStoreOp::create(
-        rewriter, store.getLoc(), loop.getResult(first + index),
-        store.getMemRef(), store.getAffineMap(), store.getMapOperands());
-    rewriter.eraseOp(store);
-    rewriter.eraseOp(load);
+    Operation *after = rewriter.clone(*write);
+    after->setOperand(0, loop.getResult(first + index));
+    rewriter.eraseOp(write);
+    rewriter.eraseOp(read);
   }
+  return success();
+}
+
+/// Carries the accumulators of `loop` through iter_args; returns how many.
+static unsigned promoteAccumulators(affine::AffineForOp &loop) {
+  if (!hasOnlyAffineMemoryEffects(loop))
+    return 0;
+  SmallVector<std::pair<Operation *, Operation *>> pairs;
+  for (auto store : loop.getBody()->getOps<affine::AffineStoreOp>())
+    if (auto pair = findAccumulator(loop, store))
+      pairs.push_back({pair->first, pair->second});
+  if (pairs.empty())
+    return 0;
+  IRRewriter rewriter(loop.getContext());
+  if (failed(carryThroughIterArgs(rewriter, loop, pairs)))
+    return 0;
   return pairs.size();
 }
 

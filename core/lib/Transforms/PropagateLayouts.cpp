@@ -497,9 +497,8 @@ static bool moveInnermostLoop(RewriterBase &rewriter,
 
 /// Rewrites `generic` to produce its result permuted by `perm` with its
 /// loops in the new order, and its users to read that result.
-static linalg::GenericOp relayout(RewriterBase &rewriter,
-                                  linalg::GenericOp generic,
-                                  ArrayRef<int64_t> perm, LayoutUses &uses) {
+static void relayout(RewriterBase &rewriter, linalg::GenericOp generic,
+                     ArrayRef<int64_t> perm, LayoutUses &uses) {
   MLIRContext *ctx = generic.getContext();
   unsigned numLoops = generic.getNumLoops();
   unsigned rank = perm.size();
@@ -545,7 +544,6 @@ static linalg::GenericOp relayout(RewriterBase &rewriter,
   rewriteUses(rewriter, generic.getResult(0), newGeneric.getResult(0), perm,
               uses);
   rewriter.eraseOp(generic);
-  return newGeneric;
 }
 
 /// Drops the trailing unit loops of `generic` when its result is only read

@@ -30,7 +30,6 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Affine/LoopUtils.h"
-#include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -180,28 +179,11 @@ static unsigned hoistAccumulators(IRRewriter &rewriter,
   for (Accumulator &acc : accumulators)
     if (!loop.isDefinedOutsideOfLoop(acc.read.getPadding()))
       return 0;
-  rewriter.setInsertionPoint(loop);
-  SmallVector<Value> inits, stored;
-  for (Accumulator &acc : accumulators) {
-    inits.push_back(rewriter.clone(*acc.read)->getResult(0));
-    stored.push_back(acc.write.getVector());
-  }
-  FailureOr<LoopLikeOpInterface> newLoop = loop.replaceWithAdditionalYields(
-      rewriter, inits, /*replaceInitOperandUsesInLoop=*/false,
-      [&](OpBuilder &, Location, ArrayRef<BlockArgument>) { return stored; });
-  if (failed(newLoop))
+  SmallVector<std::pair<Operation *, Operation *>> accesses;
+  for (Accumulator &acc : accumulators)
+    accesses.push_back({acc.read, acc.write});
+  if (failed(carryThroughIterArgs(rewriter, loop, accesses)))
     return 0;
-  loop = cast<affine::AffineForOp>(newLoop->getOperation());
-  unsigned first = loop.getNumResults() - accumulators.size();
-  rewriter.setInsertionPointAfter(loop);
-  for (auto [index, acc] : llvm::enumerate(accumulators)) {
-    acc.read.getResult().replaceAllUsesWith(
-        loop.getRegionIterArgs()[first + index]);
-    auto write = cast<vector::TransferWriteOp>(rewriter.clone(*acc.write));
-    write.getValueToStoreMutable().assign(loop.getResult(first + index));
-    rewriter.eraseOp(acc.write);
-    rewriter.eraseOp(acc.read);
-  }
   return accumulators.size();
 }
 

@@ -101,6 +101,16 @@ affine::AffineStoreOp matchFillNest(affine::AffineForOp outer);
 /// analysis of those accesses reasons about.
 bool hasOnlyAffineMemoryEffects(Operation *root);
 
+/// Carries each (read, write) pair of `accesses`, a read of one loop-
+/// invariant element (or vector) directly in `loop`'s body and a later
+/// write of the same element whose stored value is its first operand
+/// (affine.load/store, vector.transfer_read/write), through a new iter_args
+/// value of `loop`: the read is cloned before the loop, the write after it
+/// with the loop's result. `loop` is replaced by the new loop.
+LogicalResult
+carryThroughIterArgs(RewriterBase &rewriter, affine::AffineForOp &loop,
+                     ArrayRef<std::pair<Operation *, Operation *>> accesses);
+
 /// Rewrites `exprs`, indices into `view`, into indices into the view's
 /// source, and returns the source; fails, leaving `exprs` alone, unless
 /// `view` is a static memref.subview of a buffer with the identity layout,
