@@ -22,6 +22,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
@@ -86,6 +87,10 @@ struct CompileOptions {
   unsigned threads = 0;
   /// Directory of S5's kernel cache ("" for none); nor does it depend on it.
   std::string kernelCache;
+  /// Verify the IR after every pass rather than after every stage (a
+  /// pass that breaks the IR is then named; verification after each of
+  /// the ~80 passes costs about a fifth of a model's compile time).
+  bool verifyEach = false;
 };
 } // namespace
 
@@ -124,6 +129,8 @@ static pb_status *parseOptions(const char *text, CompileOptions &options) {
       status = boolValue(options.pipeline.packConstants);
     else if (key == "timing")
       status = boolValue(options.timing);
+    else if (key == "verify-each")
+      status = boolValue(options.verifyEach);
     else if (key == "kernel-cache")
       options.kernelCache = value.str();
     else if (key == "threads") {
@@ -147,7 +154,8 @@ static pb_status *parseOptions(const char *text, CompileOptions &options) {
                               "matrix-units=0|1, "
                               "allow-tf32=0|1, allow-tf32-convolutions=0|1, "
                               "warpgroup-units=0|1, pack-constants=0|1, "
-                              "timing=0|1, threads=N, kernel-cache=DIR, "
+                              "timing=0|1, verify-each=0|1, threads=N, "
+                              "kernel-cache=DIR, "
                               "pipeline=optimized|reference");
     if (status)
       return status;
@@ -155,16 +163,16 @@ static pb_status *parseOptions(const char *text, CompileOptions &options) {
   return nullptr;
 }
 
-/// The options as the metadata records them: all but `threads` and
-/// `kernel-cache`, which do not change the artifact (so that it is the same
-/// for any thread count, with and without the cache).
+/// The options as the metadata records them: all but `threads`,
+/// `kernel-cache` and `verify-each`, which do not change the artifact (so
+/// that it is the same for any thread count, with and without the cache).
 static std::string getRecordedOptions(const char *text) {
   if (!text)
     return "";
   llvm::SmallVector<llvm::StringRef> items, kept;
   llvm::StringRef(text).split(items, ',', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef item : items)
-    if (!llvm::is_contained({"threads", "kernel-cache"},
+    if (!llvm::is_contained({"threads", "kernel-cache", "verify-each"},
                             item.trim().split('=').first))
       kept.push_back(item);
   return llvm::join(kept, ",");
@@ -271,21 +279,36 @@ pb_status *pbCompile(const char *moduleText, size_t size, const char *target,
     // that only make the code faster.
     if (options.reference)
       options.pipeline.optionalRewrites = false;
-    PassManager pm(&context);
-    pm.addPass(pb::createPBCheckInputContractPass());
-    pm.addPass(pb::createPBAttachTargetPass({target}));
+    // One pass manager per stage. The IR is verified after each stage (and
+    // after each pass with verify-each=1): a stage that produces invalid IR
+    // is an internal error, reported with the stage's name.
     for (llvm::StringRef stage : {"s1", "s2", "s3", "s4"}) {
       if (stage == "s3" && options.reference)
         continue;
+      PassManager pm(&context);
+      pm.enableVerifier(options.verifyEach);
+      if (stage == "s1") {
+        pm.addPass(pb::createPBCheckInputContractPass());
+        pm.addPass(pb::createPBAttachTargetPass({target}));
+      }
       if (failed(pb::addStagePipeline(pm, stage, *chip, options.pipeline)))
         return makeStatus(PB_STATUS_UNSUPPORTED,
                           "no pipeline for stage " + stage);
+      if (options.timing)
+        pm.enableTiming(rootTimer);
+      if (failed(pm.run(*module)))
+        return makeStatus(PB_STATUS_COMPILE_ERROR,
+                          "compilation failed:\n" + diagnostics);
+      if (options.verifyEach)
+        continue;
+      TimingScope verifyTimer = rootTimer.nest("Verify");
+      if (failed(verify(*module)))
+        return makeStatus(PB_STATUS_COMPILE_ERROR,
+                          "internal error: stage " + stage.upper() +
+                              " produced invalid IR (compile with "
+                              "verify-each=1 to find the pass):\n" +
+                              diagnostics);
     }
-    if (options.timing)
-      pm.enableTiming(rootTimer);
-    if (failed(pm.run(*module)))
-      return makeStatus(PB_STATUS_COMPILE_ERROR,
-                        "compilation failed:\n" + diagnostics);
 
     pb::EmittedBinary binary;
     TimingScope emitTimer = rootTimer.nest("S5: code emission (LLVM)");

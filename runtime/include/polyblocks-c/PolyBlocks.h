@@ -85,6 +85,10 @@ typedef struct pb_artifact pb_artifact;
  *   timing=0|1         time the parse, every pass and S5: MLIR's timing
  *                      report, as text, in the metadata's "compile_timing"
  *                      (with S5's time per kernel after it)
+ *   verify-each=0|1    verify the IR after every pass (default 0: after
+ *                      every stage; a stage that breaks it is an error
+ *                      naming the stage); the artifact is the same and
+ *                      "options" leave it out
  *   threads=N          threads S4's per-kernel passes and S5 run on
  *                      (default 0: one per core); the artifact is the same
  *                      for every N and the metadata's "options" leave it out
