@@ -336,20 +336,22 @@ void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jp, Value jc,
     Value kk = kLoop.getInductionVar();
     SmallVector<Value> loops(loopsIn);
     setK(loops, arith::AddIOp::create(b, pc, kk));
-    for (int64_t v = 0; v < p.nr / p.lanes; ++v) {
-      SmallVector<Value> square;
-      for (int64_t i = 0; i < p.lanes; ++i) {
-        setColumn(loops, column(v * p.lanes + i));
-        square.push_back(
-            vector::LoadOp::create(b, vecType, bMem, indices(bOperand, loops)));
-      }
-      transposeSquare(square);
-      for (int64_t t = 0; t < p.lanes; ++t)
-        vector::StoreOp::create(b, square[t], bp,
-                                ValueRange{jp,
-                                           arith::AddIOp::create(b, kk, idx(t)),
-                                           idx(v * p.lanes)});
+    // A loop over the panel's columns of squares, as in packWholeB.
+    auto vLoop = scf::ForOp::create(b, idx(0), idx(p.nr), idx(p.lanes));
+    b.setInsertionPointToStart(vLoop.getBody());
+    Value v0 = vLoop.getInductionVar();
+    Value squareColumn = arith::AddIOp::create(b, column(0), v0);
+    SmallVector<Value> square;
+    for (int64_t i = 0; i < p.lanes; ++i) {
+      setColumn(loops, arith::AddIOp::create(b, squareColumn, idx(i)));
+      square.push_back(
+          vector::LoadOp::create(b, vecType, bMem, indices(bOperand, loops)));
     }
+    transposeSquare(square);
+    for (int64_t t = 0; t < p.lanes; ++t)
+      vector::StoreOp::create(
+          b, square[t], bp,
+          ValueRange{jp, arith::AddIOp::create(b, kk, idx(t)), v0});
   }
   auto kLoop = scf::ForOp::create(b, kcMain, kc, idx(1));
   b.setInsertionPointToStart(kLoop.getBody());
@@ -397,9 +399,6 @@ void GemmBuilder::packWholeB(Value bp, Value jp, Value jc) {
   };
   Value panelColumn =
       arith::AddIOp::create(b, jc, arith::MulIOp::create(b, jp, idx(p.nr)));
-  auto column = [&](int64_t offset) {
-    return arith::AddIOp::create(b, panelColumn, idx(offset));
-  };
   OpBuilder::InsertionGuard guard(b);
   int64_t qMain = q / p.lanes * p.lanes;
   if (qMain > 0) {
@@ -410,17 +409,22 @@ void GemmBuilder::packWholeB(Value bp, Value jp, Value jc) {
     SmallVector<std::pair<Value, Value>> dest;
     for (int64_t t = 0; t < p.lanes; ++t)
       dest.push_back(destination(arith::AddIOp::create(b, q0, idx(t))));
-    for (int64_t v = 0; v < p.nr / p.lanes; ++v) {
-      SmallVector<Value> square;
-      for (int64_t i = 0; i < p.lanes; ++i)
-        square.push_back(vector::LoadOp::create(
-            b, vecType, rows, ValueRange{column(v * p.lanes + i), q0}));
-      transposeSquare(square);
-      for (int64_t t = 0; t < p.lanes; ++t)
-        vector::StoreOp::create(
-            b, square[t], bp,
-            ValueRange{dest[t].first, jp, dest[t].second, idx(v * p.lanes)});
-    }
+    // One square per iteration of a loop over the panel's NR / lanes
+    // columns of squares (rolled: the code is a fraction of the unrolled
+    // squares', which S4 and S5 compile for every GEMM).
+    auto vLoop = scf::ForOp::create(b, idx(0), idx(p.nr), idx(p.lanes));
+    b.setInsertionPointToStart(vLoop.getBody());
+    Value v0 = vLoop.getInductionVar();
+    Value squareColumn = arith::AddIOp::create(b, panelColumn, v0);
+    SmallVector<Value> square;
+    for (int64_t i = 0; i < p.lanes; ++i)
+      square.push_back(vector::LoadOp::create(
+          b, vecType, rows,
+          ValueRange{arith::AddIOp::create(b, squareColumn, idx(i)), q0}));
+    transposeSquare(square);
+    for (int64_t t = 0; t < p.lanes; ++t)
+      vector::StoreOp::create(
+          b, square[t], bp, ValueRange{dest[t].first, jp, dest[t].second, v0});
   }
   if (qMain == q)
     return;
@@ -429,10 +433,12 @@ void GemmBuilder::packWholeB(Value bp, Value jp, Value jc) {
   b.setInsertionPointToStart(qLoop.getBody());
   Value qi = qLoop.getInductionVar();
   auto [kb, kk] = destination(qi);
-  for (int64_t i = 0; i < p.nr; ++i) {
-    Value value = memref::LoadOp::create(b, rows, ValueRange{column(i), qi});
-    memref::StoreOp::create(b, value, bp, ValueRange{kb, jp, kk, idx(i)});
-  }
+  auto iLoop = scf::ForOp::create(b, idx(0), idx(p.nr), idx(1));
+  b.setInsertionPointToStart(iLoop.getBody());
+  Value i = iLoop.getInductionVar();
+  Value value = memref::LoadOp::create(
+      b, rows, ValueRange{arith::AddIOp::create(b, panelColumn, i), qi});
+  memref::StoreOp::create(b, value, bp, ValueRange{kb, jp, kk, i});
 }
 
 /// Transposes the square `rows` (lanes vectors of lanes elements, lanes a
