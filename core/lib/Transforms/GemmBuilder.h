@@ -175,8 +175,7 @@ private:
     Value &constant = indexConstants[value];
     if (!constant) {
       OpBuilder::InsertionGuard guard(b);
-      Operation *scope =
-          op->getParentWithTrait<OpTrait::IsIsolatedFromAbove>();
+      Operation *scope = op->getParentWithTrait<OpTrait::IsIsolatedFromAbove>();
       b.setInsertionPointToStart(&scope->getRegion(0).front());
       constant = arith::ConstantIndexOp::create(b, value);
     }
