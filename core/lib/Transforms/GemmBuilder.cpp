@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -480,6 +481,12 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
   Value ap;
   if (!p.directA)
     ap = memref::AllocOp::create(b, apType, b.getI64IntegerAttr(64));
+  // The register tile's sums, for an epilogue applied row by row
+  // (rollsEpilogue).
+  epilogueTile = nullptr;
+  if (epilogue && rollsEpilogue(epilogue))
+    epilogueTile = memref::AllocOp::create(b, MemRefType::get({p.mr, p.nr}, f),
+                                           b.getI64IntegerAttr(64));
   // A linear A's offsets of the K indices of a K block (GemmPlan::aLinear).
   Value kOffsets;
   if (!p.directA && !p.aAlongM && p.aLinear)
@@ -705,6 +712,8 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
     memref::DeallocOp::create(b, ap);
   if (kOffsets)
     memref::DeallocOp::create(b, kOffsets);
+  if (epilogueTile)
+    memref::DeallocOp::create(b, epilogueTile);
 }
 
 void GemmBuilder::microKernel(Value ap, Value bp, ArrayRef<Value> loopsIn,
@@ -900,9 +909,78 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
   auto ifOp = scf::IfOp::create(b, lastK, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  storeTile(accs, cIndex, rows, fullTile, true);
+  if (epilogueTile)
+    storeTileThroughRolledEpilogue(accs, loopsIn, i0, j0, fullTile);
+  else
+    storeTile(accs, cIndex, rows, fullTile, true);
   b.setInsertionPointToStart(ifOp.elseBlock());
   storeTile(accs, cIndex, rows, fullTile, false);
+}
+
+/// True when the epilogue's code per element is long: a math function
+/// (which S4 expands into a polynomial of about twenty operations) or a
+/// division. Applied to each of a register tile's MR x NR / lanes sums in
+/// both the full and the edge path, such an epilogue made most of a GEMM
+/// kernel's code (SiLU after batch norm in efficientnet_b0: 48 copies of
+/// exp), which S4 and S5 then lowered and compiled for every GEMM.
+bool GemmBuilder::rollsEpilogue(linalg::GenericOp epilogue) {
+  return llvm::any_of(epilogue.getBlock()->without_terminator(),
+                      [](Operation &bodyOp) {
+                        return isa<math::MathDialect>(bodyOp.getDialect()) ||
+                               isa<arith::DivFOp>(bodyOp);
+                      });
+}
+
+void GemmBuilder::storeTileThroughRolledEpilogue(ArrayRef<Value> accs,
+                                                 ArrayRef<Value> loopsIn,
+                                                 Value i0, Value j0,
+                                                 bool fullTile) {
+  // The sums go to the L1-resident tile buffer; a loop over the tile's rows
+  // reads them back and applies the epilogue, one row of NR / lanes
+  // vectors per iteration: the epilogue's code appears NR / lanes times
+  // instead of MR x NR / lanes, for one store and one load per vector.
+  int64_t nv = p.nr / p.lanes;
+  OpOperand *cOperand = op.getDpsInitOperand(0);
+  auto vecType = VectorType::get(
+      {p.lanes}, cast<MemRefType>(epilogueTile.getType()).getElementType());
+  for (int64_t r = 0; r < p.mr; ++r)
+    for (int64_t v = 0; v < nv; ++v)
+      vector::StoreOp::create(b, accs[r * nv + v], epilogueTile,
+                              ValueRange{idx(r), idx(v * p.lanes)});
+  Value target = epilogue.getDpsInitOperand(0)->get();
+  OpBuilder::InsertionGuard guard(b);
+  auto rowLoop = scf::ForOp::create(b, idx(0), idx(p.mr), idx(1));
+  b.setInsertionPointToStart(rowLoop.getBody());
+  Value r = rowLoop.getInductionVar();
+  Value row = arith::AddIOp::create(b, i0, r);
+  if (!fullTile) {
+    // Rows past M are neither read (epilogue inputs) nor written.
+    Value inside =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, idx(p.m));
+    auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+  }
+  SmallVector<Value> rowLoops(loopsIn);
+  setRow(rowLoops, row);
+  for (int64_t v = 0; v < nv; ++v) {
+    SmallVector<Value> loops(rowLoops);
+    setColumn(loops, arith::AddIOp::create(b, j0, idx(v * p.lanes)));
+    SmallVector<Value> index = indices(cOperand, loops);
+    Value sum = vector::LoadOp::create(b, vecType, epilogueTile,
+                                       ValueRange{r, idx(v * p.lanes)});
+    Value value = applyEpilogue(sum, index, fullTile);
+    Value memref = target;
+    SmallVector<Value> at(index);
+    if (epilogueRows) {
+      memref = epilogueRows;
+      at = rowIndex(index, row, cRowsPos);
+    }
+    if (fullTile)
+      vector::StoreOp::create(b, value, memref, at);
+    else
+      vector::TransferWriteOp::create(b, value, memref, at,
+                                      ArrayRef<bool>{false});
+  }
 }
 
 void GemmBuilder::storeTile(ArrayRef<Value> accs,

@@ -164,6 +164,9 @@ public:
   /// B packed at compile time (GemmPlan::constantB): `global` has the
   /// shape packedBShape.
   void setPackedB(memref::GlobalOp global) { packedB = global; }
+  /// True when `epilogue` is applied by a loop over a register tile's rows
+  /// rather than to each of its sums in straight-line code.
+  static bool rollsEpilogue(linalg::GenericOp epilogue);
 
 private:
   /// The index constant `value`, created once, at the start of the
@@ -285,6 +288,8 @@ private:
   Value firstK;
   memref::GlobalOp packedB;
   DenseMap<int64_t, Value> indexConstants;
+  /// The task's MR x NR buffer for a rolled epilogue (rollsEpilogue).
+  Value epilogueTile;
   /// Inside a batch-parallel task, or the whole GEMM inside a task of an
   /// enclosing loop (GemmPlan::insideTask): the task loops below are serial.
   bool serialTasks = false;
@@ -292,6 +297,11 @@ private:
   void storeTile(ArrayRef<Value> accs, ArrayRef<SmallVector<Value>> cIndex,
                  ArrayRef<Value> rows, bool fullTile, bool applyEpilogue);
   Value applyEpilogue(Value acc, ArrayRef<Value> cIndex, bool fullTile);
+  /// Stores a tile's sums through an epilogue applied by a loop over the
+  /// tile's rows (rollsEpilogue), in the last K block.
+  void storeTileThroughRolledEpilogue(ArrayRef<Value> accs,
+                                      ArrayRef<Value> loopsIn, Value i0,
+                                      Value j0, bool fullTile);
 };
 
 } // namespace mlir::pb::gemm

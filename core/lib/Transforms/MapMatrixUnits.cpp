@@ -716,8 +716,12 @@ void PBMapMatrixUnitsPass::mapContraction(
   if (epilogue) {
     explain(epilogue,
             llvm::formatv("matrix units: epilogue of {0} ops fused "
-                          "into the micro-kernel's final stores",
-                          epilogue.getBlock()->getOperations().size() - 1));
+                          "into the micro-kernel's final stores{1}",
+                          epilogue.getBlock()->getOperations().size() - 1,
+                          GemmBuilder::rollsEpilogue(epilogue)
+                              ? ", applied by a loop over the tile's rows "
+                                "(math functions or divisions)"
+                              : ""));
     epilogue->erase();
   }
   op->erase();
