@@ -122,13 +122,13 @@ void GemmBuilder::build() {
   SmallVector<Value> loops(ranges.size());
   auto jcBlock = [&]() {
     Value jc = loops[dims.n];
-    Value nc = minIdx(arith::SubIOp::create(b, idx(p.n), jc), p.nc);
-    Value panels = arith::CeilDivSIOp::create(b, nc, idx(p.nr));
+    Value nc = minIdx(b.createOrFold<arith::SubIOp>(idx(p.n), jc), p.nc);
+    Value panels = b.createOrFold<arith::CeilDivSIOp>(nc, idx(p.nr));
     if (packedB) {
       // The NC block's (K blocks x panels x KC x NR) part of the packed B.
       ArrayRef<int64_t> shape = packedB.getType().getShape();
       SmallVector<OpFoldResult> offsets(shape.size(), b.getIndexAttr(0));
-      offsets[0] = arith::DivUIOp::create(b, jc, idx(p.nc)).getResult();
+      offsets[0] = b.createOrFold<arith::DivUIOp>(jc, idx(p.nc));
       SmallVector<OpFoldResult> sizes{b.getIndexAttr(1)};
       for (int64_t extent : shape.drop_front())
         sizes.push_back(b.getIndexAttr(extent));
@@ -149,7 +149,7 @@ void GemmBuilder::build() {
     auto packKBlock = [&](Value kb, Value jp, Value bpBlock) {
       SmallVector<Value> blockLoops(loops);
       Value pc = setKBlock(blockLoops, kb, pcBlocks);
-      Value kc = minIdx(arith::SubIOp::create(b, idx(p.k), pc), p.kc);
+      Value kc = minIdx(b.createOrFold<arith::SubIOp>(idx(p.k), pc), p.kc);
       packB(bpBlock, blockLoops, jp, jc, pc, kc);
     };
     if (p.packWhole) {
@@ -212,7 +212,7 @@ void GemmBuilder::build() {
   if (p.nParallel) {
     OpBuilder::InsertionGuard guard(b);
     Value task = taskLoops({idx(llvm::divideCeil(p.n, p.nc))})[0];
-    loops[dims.n] = arith::MulIOp::create(b, task, idx(p.nc));
+    loops[dims.n] = b.createOrFold<arith::MulIOp>(task, idx(p.nc));
     if (!packedB)
       bp = memref::AllocOp::create(b, bpType, b.getI64IntegerAttr(64));
     serialTasks = true;
@@ -228,11 +228,11 @@ void GemmBuilder::build() {
 
 Value GemmBuilder::setKBlock(SmallVector<Value> &loops, Value kb,
                              int64_t pcBlocks) {
-  Value pcIndex = arith::RemUIOp::create(b, kb, idx(pcBlocks));
-  Value outer = arith::DivUIOp::create(b, kb, idx(pcBlocks));
+  Value pcIndex = b.createOrFold<arith::RemUIOp>(kb, idx(pcBlocks));
+  Value outer = b.createOrFold<arith::DivUIOp>(kb, idx(pcBlocks));
   if (!dims.kOuter.empty())
     setFlattened(loops, dims.kOuter, outer);
-  return arith::MulIOp::create(b, pcIndex, idx(p.kc));
+  return b.createOrFold<arith::MulIOp>(pcIndex, idx(p.kc));
 }
 
 Value GemmBuilder::kBlockOf(Value bp, Value kb) {
@@ -298,13 +298,13 @@ void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jp, Value jc,
   auto column = [&](int64_t offset) {
     return arith::AddIOp::create(
         b, jc,
-        arith::AddIOp::create(b, arith::MulIOp::create(b, jp, idx(p.nr)),
-                              idx(offset)));
+        b.createOrFold<arith::AddIOp>(
+            b.createOrFold<arith::MulIOp>(jp, idx(p.nr)), idx(offset)));
   };
   // Packs row kk of the micro-panel, one vector of NR / lanes at a time.
   auto packRow = [&](Value kk) {
     SmallVector<Value> loops(loopsIn);
-    setK(loops, arith::AddIOp::create(b, pc, kk));
+    setK(loops, b.createOrFold<arith::AddIOp>(pc, kk));
     for (int64_t v = 0; v < p.nr / p.lanes; ++v) {
       setColumn(loops, column(v * p.lanes));
       SmallVector<Value> index = indices(bOperand, loops);
@@ -323,28 +323,28 @@ void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jp, Value jc,
   Value kcMain = idx(0);
   if (alongK) {
     kcMain = arith::MulIOp::create(
-        b, arith::DivUIOp::create(b, kc, idx(p.lanes)), idx(p.lanes));
+        b, b.createOrFold<arith::DivUIOp>(kc, idx(p.lanes)), idx(p.lanes));
     // A panel past N's edge (a classifier's 1000 columns) reads row by row,
     // masked.
     if (!exact) {
-      Value full = arith::CmpIOp::create(b, arith::CmpIPredicate::sle,
-                                         column(p.nr), idx(p.n));
-      kcMain = arith::SelectOp::create(b, full, kcMain, idx(0));
+      Value full = b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::sle,
+                                                 column(p.nr), idx(p.n));
+      kcMain = b.createOrFold<arith::SelectOp>(full, kcMain, idx(0));
     }
     auto kLoop = scf::ForOp::create(b, idx(0), kcMain, idx(p.lanes));
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(kLoop.getBody());
     Value kk = kLoop.getInductionVar();
     SmallVector<Value> loops(loopsIn);
-    setK(loops, arith::AddIOp::create(b, pc, kk));
+    setK(loops, b.createOrFold<arith::AddIOp>(pc, kk));
     // A loop over the panel's columns of squares, as in packWholeB.
     auto vLoop = scf::ForOp::create(b, idx(0), idx(p.nr), idx(p.lanes));
     b.setInsertionPointToStart(vLoop.getBody());
     Value v0 = vLoop.getInductionVar();
-    Value squareColumn = arith::AddIOp::create(b, column(0), v0);
+    Value squareColumn = b.createOrFold<arith::AddIOp>(column(0), v0);
     SmallVector<Value> square;
     for (int64_t i = 0; i < p.lanes; ++i) {
-      setColumn(loops, arith::AddIOp::create(b, squareColumn, idx(i)));
+      setColumn(loops, b.createOrFold<arith::AddIOp>(squareColumn, idx(i)));
       square.push_back(
           vector::LoadOp::create(b, vecType, bMem, indices(bOperand, loops)));
     }
@@ -352,7 +352,7 @@ void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jp, Value jc,
     for (int64_t t = 0; t < p.lanes; ++t)
       vector::StoreOp::create(
           b, square[t], bp,
-          ValueRange{jp, arith::AddIOp::create(b, kk, idx(t)), v0});
+          ValueRange{jp, b.createOrFold<arith::AddIOp>(kk, idx(t)), v0});
   }
   auto kLoop = scf::ForOp::create(b, kcMain, kc, idx(1));
   b.setInsertionPointToStart(kLoop.getBody());
@@ -380,26 +380,28 @@ void GemmBuilder::packWholeB(Value bp, Value jp, Value jc) {
     DenseMap<unsigned, Value> value;
     for (unsigned r = rank - 1; r >= 1; --r) {
       unsigned dim = cast<AffineDimExpr>(mapB.getResult(r)).getPosition();
-      value[dim] = arith::RemUIOp::create(b, qi, idx(ranges[dim]));
-      qi = arith::DivUIOp::create(b, qi, idx(ranges[dim]));
+      value[dim] = b.createOrFold<arith::RemUIOp>(qi, idx(ranges[dim]));
+      qi = b.createOrFold<arith::DivUIOp>(qi, idx(ranges[dim]));
     }
     Value kb = idx(0);
     for (unsigned dim : dims.kOuter)
       kb = arith::AddIOp::create(
-          b, arith::MulIOp::create(b, kb, idx(ranges[dim])), value[dim]);
+          b, b.createOrFold<arith::MulIOp>(kb, idx(ranges[dim])), value[dim]);
     Value kInner = idx(0);
     for (unsigned dim : dims.kFlat)
       kInner = arith::AddIOp::create(
-          b, arith::MulIOp::create(b, kInner, idx(ranges[dim])), value[dim]);
+          b, b.createOrFold<arith::MulIOp>(kInner, idx(ranges[dim])),
+          value[dim]);
     kInner = arith::AddIOp::create(
-        b, arith::MulIOp::create(b, kInner, idx(ranges[dims.kInner])),
+        b, b.createOrFold<arith::MulIOp>(kInner, idx(ranges[dims.kInner])),
         value[dims.kInner]);
-    kb = arith::AddIOp::create(b, arith::MulIOp::create(b, kb, idx(pcBlocks)),
-                               arith::DivUIOp::create(b, kInner, idx(p.kc)));
-    return {kb, arith::RemUIOp::create(b, kInner, idx(p.kc))};
+    kb = b.createOrFold<arith::AddIOp>(
+        b.createOrFold<arith::MulIOp>(kb, idx(pcBlocks)),
+        b.createOrFold<arith::DivUIOp>(kInner, idx(p.kc)));
+    return {kb, b.createOrFold<arith::RemUIOp>(kInner, idx(p.kc))};
   };
-  Value panelColumn =
-      arith::AddIOp::create(b, jc, arith::MulIOp::create(b, jp, idx(p.nr)));
+  Value panelColumn = b.createOrFold<arith::AddIOp>(
+      jc, b.createOrFold<arith::MulIOp>(jp, idx(p.nr)));
   OpBuilder::InsertionGuard guard(b);
   int64_t qMain = q / p.lanes * p.lanes;
   if (qMain > 0) {
@@ -409,19 +411,19 @@ void GemmBuilder::packWholeB(Value bp, Value jp, Value jc) {
     Value q0 = qLoop.getInductionVar();
     SmallVector<std::pair<Value, Value>> dest;
     for (int64_t t = 0; t < p.lanes; ++t)
-      dest.push_back(destination(arith::AddIOp::create(b, q0, idx(t))));
+      dest.push_back(destination(b.createOrFold<arith::AddIOp>(q0, idx(t))));
     // One square per iteration of a loop over the panel's NR / lanes
     // columns of squares (rolled: the code is a fraction of the unrolled
     // squares', which S4 and S5 compile for every GEMM).
     auto vLoop = scf::ForOp::create(b, idx(0), idx(p.nr), idx(p.lanes));
     b.setInsertionPointToStart(vLoop.getBody());
     Value v0 = vLoop.getInductionVar();
-    Value squareColumn = arith::AddIOp::create(b, panelColumn, v0);
+    Value squareColumn = b.createOrFold<arith::AddIOp>(panelColumn, v0);
     SmallVector<Value> square;
     for (int64_t i = 0; i < p.lanes; ++i)
       square.push_back(vector::LoadOp::create(
           b, vecType, rows,
-          ValueRange{arith::AddIOp::create(b, squareColumn, idx(i)), q0}));
+          ValueRange{b.createOrFold<arith::AddIOp>(squareColumn, idx(i)), q0}));
     transposeSquare(square);
     for (int64_t t = 0; t < p.lanes; ++t)
       vector::StoreOp::create(
@@ -438,7 +440,7 @@ void GemmBuilder::packWholeB(Value bp, Value jp, Value jc) {
   b.setInsertionPointToStart(iLoop.getBody());
   Value i = iLoop.getInductionVar();
   Value value = memref::LoadOp::create(
-      b, rows, ValueRange{arith::AddIOp::create(b, panelColumn, i), qi});
+      b, rows, ValueRange{b.createOrFold<arith::AddIOp>(panelColumn, i), qi});
   memref::StoreOp::create(b, value, bp, ValueRange{kb, jp, kk, i});
 }
 
@@ -473,9 +475,9 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
   int64_t blocks = llvm::divideCeil(p.m, p.mc);
   OpBuilder::InsertionGuard guard(b);
   SmallVector<Value> task = taskLoops({idx(blocks), idx(p.groups)});
-  Value ic = arith::MulIOp::create(b, task[0], idx(p.mc));
-  Value firstPanel = arith::MulIOp::create(b, task[1], idx(p.groupPanels));
-  Value mc = minIdx(arith::SubIOp::create(b, idx(p.m), ic), p.mc);
+  Value ic = b.createOrFold<arith::MulIOp>(task[0], idx(p.mc));
+  Value firstPanel = b.createOrFold<arith::MulIOp>(task[1], idx(p.groupPanels));
+  Value mc = minIdx(b.createOrFold<arith::SubIOp>(idx(p.m), ic), p.mc);
   int64_t mcPanels = llvm::divideCeil(p.mc, p.mr);
   auto apType = MemRefType::get({mcPanels, p.kc, p.mr}, f);
   Value ap;
@@ -492,7 +494,7 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
   if (!p.directA && !p.aAlongM && p.aLinear)
     kOffsets = memref::AllocOp::create(
         b, MemRefType::get({p.kc}, b.getIndexType()), b.getI64IntegerAttr(64));
-  Value rowPanels = arith::CeilDivSIOp::create(b, mc, idx(p.mr));
+  Value rowPanels = b.createOrFold<arith::CeilDivSIOp>(mc, idx(p.mr));
 
   // The task's K blocks (all: the outer K loops, then KC blocks of the
   // inner; or the one `kbFixed`, whose B alone `bpAll` holds).
@@ -511,34 +513,43 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
       b.setInsertionPointToStart(loop.getBody());
       loops[dim] = loop.getInductionVar();
       kb = arith::AddIOp::create(
-          b, arith::MulIOp::create(b, kb, idx(ranges[dim])), loops[dim]);
+          b, b.createOrFold<arith::MulIOp>(kb, idx(ranges[dim])), loops[dim]);
     }
-    auto pcLoop = scf::ForOp::create(b, idx(0), idx(pcBlocks), idx(1));
-    if (!outermostK)
-      outermostK = pcLoop;
-    b.setInsertionPointToStart(pcLoop.getBody());
-    kb = arith::AddIOp::create(b, arith::MulIOp::create(b, kb, idx(pcBlocks)),
-                               pcLoop.getInductionVar());
-    pc = arith::MulIOp::create(b, pcLoop.getInductionVar(), idx(p.kc));
+    // One KC block and no outer K loops: no K loop, and the first and the
+    // last K block are known to be this one (the code for other blocks is
+    // not built).
+    Value pcIndex = idx(0);
+    if (pcBlocks > 1 || !dims.kOuter.empty()) {
+      auto pcLoop = scf::ForOp::create(b, idx(0), idx(pcBlocks), idx(1));
+      if (!outermostK)
+        outermostK = pcLoop;
+      b.setInsertionPointToStart(pcLoop.getBody());
+      pcIndex = pcLoop.getInductionVar();
+    }
+    kb = b.createOrFold<arith::AddIOp>(
+        b.createOrFold<arith::MulIOp>(kb, idx(pcBlocks)), pcIndex);
+    pc = b.createOrFold<arith::MulIOp>(pcIndex, idx(p.kc));
     bp = kBlockOf(bpAll, kb);
   }
-  Value kc = minIdx(arith::SubIOp::create(b, idx(p.k), pc), p.kc);
+  Value kc = minIdx(b.createOrFold<arith::SubIOp>(idx(p.k), pc), p.kc);
   if (initialValue) {
-    firstK = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, pc, idx(0));
+    firstK =
+        b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::eq, pc, idx(0));
     for (unsigned dim : dims.kOuter)
       firstK = arith::AndIOp::create(
           b, firstK,
-          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, loops[dim],
-                                idx(0)));
+          b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::eq, loops[dim],
+                                        idx(0)));
   }
   if (epilogue) {
-    lastK = arith::CmpIOp::create(b, arith::CmpIPredicate::eq,
-                                  arith::AddIOp::create(b, pc, kc), idx(p.k));
+    lastK = b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::eq,
+                                          b.createOrFold<arith::AddIOp>(pc, kc),
+                                          idx(p.k));
     for (unsigned dim : dims.kOuter)
       lastK = arith::AndIOp::create(
           b, lastK,
-          arith::CmpIOp::create(b, arith::CmpIPredicate::eq, loops[dim],
-                                idx(ranges[dim] - 1)));
+          b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::eq, loops[dim],
+                                        idx(ranges[dim] - 1)));
   }
   ArrayRef<Value> blockLoops = loops;
 
@@ -551,7 +562,8 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
     for (auto [dim, coefficient] : llvm::enumerate(p.aCoefficients))
       if (coefficient && takes(dim))
         sum = arith::AddIOp::create(
-            b, sum, arith::MulIOp::create(b, loops[dim], idx(coefficient)));
+            b, sum,
+            b.createOrFold<arith::MulIOp>(loops[dim], idx(coefficient)));
     return sum;
   };
   auto isM = [&](unsigned dim) { return llvm::is_contained(dims.m, dim); };
@@ -570,9 +582,9 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ipLoop.getBody());
     Value ip = ipLoop.getInductionVar();
-    Value row0 =
-        arith::AddIOp::create(b, ic, arith::MulIOp::create(b, ip, idx(p.mr)));
-    Value base = arith::AddIOp::create(b, row0, idx(p.aOffset));
+    Value row0 = b.createOrFold<arith::AddIOp>(
+        ic, b.createOrFold<arith::MulIOp>(ip, idx(p.mr)));
+    Value base = b.createOrFold<arith::AddIOp>(row0, idx(p.aOffset));
     // One K loop of loads: plain ones for a full panel, masked ones for the
     // partial panel at M's end.
     auto kLoop = [&](Value mask) {
@@ -581,7 +593,7 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
       b.setInsertionPointToStart(loop.getBody());
       Value kk = loop.getInductionVar();
       SmallVector<Value> loops(blockLoops);
-      setK(loops, arith::AddIOp::create(b, pc, kk));
+      setK(loops, b.createOrFold<arith::AddIOp>(pc, kk));
       Value offset =
           addTerms(base, loops, [&](unsigned dim) { return !isM(dim); });
       Value panel;
@@ -598,9 +610,9 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
     if (p.m % p.mr == 0 && p.mc % p.mr == 0) {
       kLoop(nullptr);
     } else {
-      Value rows = arith::SubIOp::create(b, idx(p.m), row0);
-      Value full =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::sge, rows, idx(p.mr));
+      Value rows = b.createOrFold<arith::SubIOp>(idx(p.m), row0);
+      Value full = b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::sge,
+                                                 rows, idx(p.mr));
       auto ifOp = scf::IfOp::create(b, full, /*withElseRegion=*/true);
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
@@ -623,7 +635,7 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
         b.setInsertionPointToStart(fill.getBody());
         Value kk = fill.getInductionVar();
         SmallVector<Value> loops(blockLoops);
-        setK(loops, arith::AddIOp::create(b, pc, kk));
+        setK(loops, b.createOrFold<arith::AddIOp>(pc, kk));
         memref::StoreOp::create(b, addTerms(idx(0), loops, isBlockedK),
                                 kOffsets, ValueRange{kk});
       }
@@ -638,8 +650,8 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
     for (int64_t r = 0; r < p.mr; ++r) {
       Value row = arith::AddIOp::create(
           b, ic,
-          arith::AddIOp::create(b, arith::MulIOp::create(b, ip, idx(p.mr)),
-                                idx(r)));
+          b.createOrFold<arith::AddIOp>(
+              b.createOrFold<arith::MulIOp>(ip, idx(p.mr)), idx(r)));
       auto copyRow = [&](bool inBounds) {
         SmallVector<Value> loops(blockLoops);
         Value rowBase;
@@ -658,7 +670,7 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
               b, rowBase, memref::LoadOp::create(b, kOffsets, ValueRange{kk}));
           value = memref::LoadOp::create(b, flat, ValueRange{offset});
         } else if (inBounds) {
-          setK(loops, arith::AddIOp::create(b, pc, kk));
+          setK(loops, b.createOrFold<arith::AddIOp>(pc, kk));
           value = memref::LoadOp::create(b, aMem, indices(aOperand, loops));
         }
         memref::StoreOp::create(b, value, ap, ValueRange{ip, kk, idx(r)});
@@ -667,8 +679,8 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
         copyRow(true);
         continue;
       }
-      Value inside =
-          arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, idx(p.m));
+      Value inside = b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::slt,
+                                                   row, idx(p.m));
       auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/true);
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
@@ -679,8 +691,8 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
   }
 
   Value colPanels = arith::MinSIOp::create(
-      b, arith::CeilDivSIOp::create(b, nc, idx(p.nr)),
-      arith::AddIOp::create(b, firstPanel, idx(p.groupPanels)));
+      b, b.createOrFold<arith::CeilDivSIOp>(nc, idx(p.nr)),
+      b.createOrFold<arith::AddIOp>(firstPanel, idx(p.groupPanels)));
   // The register tiles: NR panels outer, row panels inner (B's micro-panel
   // stays in L1 while A's stream through it), or, with `rowsOuter`, the
   // other way round.
@@ -698,10 +710,10 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
     Value ip = irLoop.getInductionVar();
     if (p.rowsOuter)
       std::swap(ip, jp);
-    Value i0 =
-        arith::AddIOp::create(b, ic, arith::MulIOp::create(b, ip, idx(p.mr)));
-    Value j0 =
-        arith::AddIOp::create(b, jc, arith::MulIOp::create(b, jp, idx(p.nr)));
+    Value i0 = b.createOrFold<arith::AddIOp>(
+        ic, b.createOrFold<arith::MulIOp>(ip, idx(p.mr)));
+    Value j0 = b.createOrFold<arith::AddIOp>(
+        jc, b.createOrFold<arith::MulIOp>(jp, idx(p.nr)));
     microKernel(ap, bp, blockLoops, i0, j0, ip, jp, pc, kc);
   }
   if (outermostK)
@@ -725,13 +737,13 @@ void GemmBuilder::microKernel(Value ap, Value bp, ArrayRef<Value> loopsIn,
     return microKernelBody(ap, bp, loopsIn, i0, j0, ip, jp, pc, kc, true);
   // Full tiles take the unmasked path; only tiles on M's or N's edge pay for
   // masks and row checks.
-  Value rowsFit =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::sle,
-                            arith::AddIOp::create(b, i0, idx(p.mr)), idx(p.m));
-  Value colsFit =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::sle,
-                            arith::AddIOp::create(b, j0, idx(p.nr)), idx(p.n));
-  Value full = arith::AndIOp::create(b, rowsFit, colsFit);
+  Value rowsFit = b.createOrFold<arith::CmpIOp>(
+      arith::CmpIPredicate::sle, b.createOrFold<arith::AddIOp>(i0, idx(p.mr)),
+      idx(p.m));
+  Value colsFit = b.createOrFold<arith::CmpIOp>(
+      arith::CmpIPredicate::sle, b.createOrFold<arith::AddIOp>(j0, idx(p.nr)),
+      idx(p.n));
+  Value full = b.createOrFold<arith::AndIOp>(rowsFit, colsFit);
   auto ifOp = scf::IfOp::create(b, full, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
@@ -756,13 +768,13 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
   SmallVector<SmallVector<Value>> rowLoops;
   SmallVector<Value> rows;
   for (int64_t r = 0; r < p.mr; ++r) {
-    rows.push_back(arith::AddIOp::create(b, i0, idx(r)));
+    rows.push_back(b.createOrFold<arith::AddIOp>(i0, idx(r)));
     rowLoops.emplace_back(loopsIn);
     setRow(rowLoops.back(), rows.back());
   }
   auto cIndices = [&](int64_t r, int64_t v) {
     SmallVector<Value> loops(rowLoops[r]);
-    setColumn(loops, arith::AddIOp::create(b, j0, idx(v * p.lanes)));
+    setColumn(loops, b.createOrFold<arith::AddIOp>(j0, idx(v * p.lanes)));
     return std::make_pair(indices(cOperand, loops), rows[r]);
   };
   // C as the micro-kernel reads and writes it: through its collapsed rows
@@ -783,15 +795,21 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
   // convolution of 16 input channels at batch 8).
   if (fullTile) {
     std::optional<OpBuilder::InsertionGuard> guard;
+    int64_t mr = p.mr;
     if (initialValue && epilogue) {
       guard.emplace(b);
-      Value untouched = arith::AndIOp::create(b, firstK, lastK);
-      Value touched = arith::XOrIOp::create(
-          b, untouched, arith::ConstantOp::create(b, b.getBoolAttr(true)));
-      auto ifOp = scf::IfOp::create(b, touched, /*withElseRegion=*/false);
-      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value untouched = b.createOrFold<arith::AndIOp>(firstK, lastK);
+      std::optional<int64_t> known = getConstantIntValue(untouched);
+      if (!known) {
+        Value touched = arith::XOrIOp::create(
+            b, untouched, arith::ConstantOp::create(b, b.getBoolAttr(true)));
+        auto ifOp = scf::IfOp::create(b, touched, /*withElseRegion=*/false);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+      }
+      if (known && *known)
+        mr = 0; // No prefetch.
     }
-    for (int64_t r = 0; r < p.mr; ++r)
+    for (int64_t r = 0; r < mr; ++r)
       for (int64_t v = 0; v < nv; ++v)
         memref::PrefetchOp::create(b, cView, cAt(r, v),
                                    /*isWrite=*/true, /*localityHint=*/3,
@@ -834,7 +852,7 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
       Value a;
       if (p.directA) {
         SmallVector<Value> index(aIndex[r]);
-        index.back() = arith::AddIOp::create(b, index.back(), kk);
+        index.back() = b.createOrFold<arith::AddIOp>(index.back(), kk);
         a = memref::LoadOp::create(b, aRows ? aRows : aOperand->get(), index);
       } else {
         a = memref::LoadOp::create(b, ap, ValueRange{ip, kk, idx(r)});
@@ -860,8 +878,8 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
         if (fullTile) {
           c = vector::LoadOp::create(b, vecType, cView, index);
         } else {
-          Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
-                                               row, idx(p.m));
+          Value inside = b.createOrFold<arith::CmpIOp>(
+              arith::CmpIPredicate::slt, row, idx(p.m));
           auto ifOp = scf::IfOp::create(b, TypeRange{vecType}, inside, true);
           OpBuilder::InsertionGuard g(b);
           b.setInsertionPointToStart(ifOp.thenBlock());
@@ -877,21 +895,30 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
     }
     return sums;
   };
-  SmallVector<Value> accs;
-  if (!initialValue) {
-    accs = addC();
-  } else {
-    SmallVector<Type> types(p.mr * nv, vecType);
-    auto ifOp = scf::IfOp::create(b, types, firstK, /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(ifOp.thenBlock());
+  // The first K block after a fill adds the fill's value; the others add
+  // what C holds. `firstK` is a constant when K has one block.
+  auto addInitialValue = [&]() {
     SmallVector<Value> firstSums(kLoop.getResults());
     if (!matchPattern(initialValue, m_PosZeroFloat())) {
       Value init = vector::BroadcastOp::create(b, vecType, initialValue);
       for (Value &sum : firstSums)
         sum = arith::AddFOp::create(b, init, sum);
     }
-    scf::YieldOp::create(b, firstSums);
+    return firstSums;
+  };
+  std::optional<int64_t> knownFirst =
+      initialValue ? getConstantIntValue(firstK) : std::nullopt;
+  SmallVector<Value> accs;
+  if (!initialValue || (knownFirst && !*knownFirst)) {
+    accs = addC();
+  } else if (knownFirst) {
+    accs = addInitialValue();
+  } else {
+    SmallVector<Type> types(p.mr * nv, vecType);
+    auto ifOp = scf::IfOp::create(b, types, firstK, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    scf::YieldOp::create(b, addInitialValue());
     b.setInsertionPointToStart(ifOp.elseBlock());
     scf::YieldOp::create(b, addC());
     b.setInsertionPointAfter(ifOp);
@@ -904,15 +931,22 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
   for (int64_t r = 0; r < p.mr; ++r)
     for (int64_t v = 0; v < nv; ++v)
       cIndex.push_back(cIndices(r, v).first);
-  if (!epilogue)
+  std::optional<int64_t> knownLast =
+      epilogue ? getConstantIntValue(lastK) : std::nullopt;
+  if (!epilogue || (knownLast && !*knownLast))
     return storeTile(accs, cIndex, rows, fullTile, false);
+  auto storeThroughEpilogue = [&]() {
+    if (epilogueTile)
+      storeTileThroughRolledEpilogue(accs, loopsIn, i0, j0, fullTile);
+    else
+      storeTile(accs, cIndex, rows, fullTile, true);
+  };
+  if (knownLast)
+    return storeThroughEpilogue();
   auto ifOp = scf::IfOp::create(b, lastK, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
-  if (epilogueTile)
-    storeTileThroughRolledEpilogue(accs, loopsIn, i0, j0, fullTile);
-  else
-    storeTile(accs, cIndex, rows, fullTile, true);
+  storeThroughEpilogue();
   b.setInsertionPointToStart(ifOp.elseBlock());
   storeTile(accs, cIndex, rows, fullTile, false);
 }
@@ -952,11 +986,11 @@ void GemmBuilder::storeTileThroughRolledEpilogue(ArrayRef<Value> accs,
   auto rowLoop = scf::ForOp::create(b, idx(0), idx(p.mr), idx(1));
   b.setInsertionPointToStart(rowLoop.getBody());
   Value r = rowLoop.getInductionVar();
-  Value row = arith::AddIOp::create(b, i0, r);
+  Value row = b.createOrFold<arith::AddIOp>(i0, r);
   if (!fullTile) {
     // Rows past M are neither read (epilogue inputs) nor written.
     Value inside =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::slt, row, idx(p.m));
+        b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::slt, row, idx(p.m));
     auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
     b.setInsertionPointToStart(ifOp.thenBlock());
   }
@@ -964,7 +998,7 @@ void GemmBuilder::storeTileThroughRolledEpilogue(ArrayRef<Value> accs,
   setRow(rowLoops, row);
   for (int64_t v = 0; v < nv; ++v) {
     SmallVector<Value> loops(rowLoops);
-    setColumn(loops, arith::AddIOp::create(b, j0, idx(v * p.lanes)));
+    setColumn(loops, b.createOrFold<arith::AddIOp>(j0, idx(v * p.lanes)));
     SmallVector<Value> index = indices(cOperand, loops);
     Value sum = vector::LoadOp::create(b, vecType, epilogueTile,
                                        ValueRange{r, idx(v * p.lanes)});
@@ -996,8 +1030,8 @@ void GemmBuilder::storeTile(ArrayRef<Value> accs,
     std::optional<OpBuilder::InsertionGuard> guard;
     if (!fullTile) {
       // Rows past M are neither read (epilogue inputs) nor written.
-      Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::slt,
-                                           rows[r], idx(p.m));
+      Value inside = b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::slt,
+                                                   rows[r], idx(p.m));
       auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
       guard.emplace(b);
       b.setInsertionPointToStart(ifOp.thenBlock());

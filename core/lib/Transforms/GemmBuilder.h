@@ -185,7 +185,7 @@ private:
     return constant;
   }
   Value minIdx(Value lhs, int64_t rhs) {
-    return arith::MinSIOp::create(b, lhs, idx(rhs));
+    return b.createOrFold<arith::MinSIOp>(lhs, idx(rhs));
   }
   /// The indices of `operand` for the loop values `loops` (null entries are
   /// loops the operand does not use).
@@ -201,8 +201,8 @@ private:
   void setFlattened(SmallVector<Value> &loops, ArrayRef<unsigned> flatDims,
                     Value flat) {
     for (unsigned dim : llvm::reverse(flatDims.drop_front())) {
-      loops[dim] = arith::RemUIOp::create(b, flat, idx(ranges[dim]));
-      flat = arith::DivUIOp::create(b, flat, idx(ranges[dim]));
+      loops[dim] = b.createOrFold<arith::RemUIOp>(flat, idx(ranges[dim]));
+      flat = b.createOrFold<arith::DivUIOp>(flat, idx(ranges[dim]));
     }
     loops[flatDims.front()] = flat;
   }
