@@ -7,6 +7,7 @@
 #ifndef PB_TOOLS_TOOLOPTIONS_H
 #define PB_TOOLS_TOOLOPTIONS_H
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/CommandLine.h"
 
@@ -27,6 +28,34 @@ inline void showOnlyInHelp(llvm::cl::OptionCategory &category) {
     if (entry.second->getOptionHiddenFlag() == llvm::cl::ReallyHidden &&
         !reallyHidden.contains(entry.second))
       entry.second->setHiddenFlag(llvm::cl::Hidden);
+}
+
+/// For a tool that keeps MLIR's options in --help (pb-opt, as mlir-opt):
+/// moves to --help-hidden the options that libLLVM registers in every tool
+/// but that no MLIR pipeline reads: its back ends' (--amdgpu-*,
+/// --aarch64-*, ...) and the Polly, IR2Vec and MIR2Vec categories.
+inline void hideLLVMBackEndOptions() {
+  static const llvm::StringRef prefixes[] = {
+      "aarch64-", "amdgpu-", "arm-",       "avr-",   "bpf-",   "csky-",
+      "hexagon-", "lanai-",  "loongarch-", "m68k-",  "mips-",  "msp430-",
+      "nvptx-",   "ppc-",    "r600-",      "riscv-", "sparc-", "systemz-",
+      "ve-",      "wasm-",   "x86-",       "xcore-", "spirv-"};
+  static const llvm::StringRef categories[] = {
+      "Polly Options", "IR2Vec Options", "MIR2Vec Options"};
+  for (auto &entry : llvm::cl::getRegisteredOptions()) {
+    llvm::cl::Option *option = entry.second;
+    if (option->getOptionHiddenFlag() != llvm::cl::NotHidden)
+      continue;
+    bool backEnd = llvm::any_of(prefixes, [&](llvm::StringRef prefix) {
+      return entry.first.starts_with(prefix);
+    });
+    bool otherCategory =
+        llvm::any_of(option->Categories, [](llvm::cl::OptionCategory *c) {
+          return llvm::is_contained(categories, c->getName());
+        });
+    if (backEnd || otherCategory)
+      option->setHiddenFlag(llvm::cl::Hidden);
+  }
 }
 
 } // namespace pbtools

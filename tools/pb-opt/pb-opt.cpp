@@ -17,6 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ToolOptions.h"
+
 #include "pb/InitAll.h"
 #include "pb/Target/TargetRegistry.h"
 #include "pb/Targets/InitBackends.h"
@@ -128,6 +130,7 @@ int main(int argc, char **argv) {
     os << "PolyBlocks version " << PB_VERSION << "\n";
   });
 
+  pbtools::hideLLVMBackEndOptions();
   auto [inputFile, outputFile] = registerAndParseCLIOptions(
       argc, argv, "PolyBlocks optimizer driver\n", registry);
 
