@@ -89,7 +89,7 @@ struct CompileOptions {
   std::string kernelCache;
   /// Verify the IR after every pass rather than after every stage (a
   /// pass that breaks the IR is then named; verification after each of
-  /// the ~80 passes costs about a fifth of a model's compile time).
+  /// the ~80 passes took a fifth to a quarter of a model's compile time).
   bool verifyEach = false;
 };
 } // namespace

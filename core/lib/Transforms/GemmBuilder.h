@@ -170,10 +170,9 @@ public:
 
 private:
   /// The index constant `value`, created once, at the start of the
-  /// function (where the canonicalizer would move it). Creating one per use
-  /// tripled the ops of a model's S3 input (48k constants in
-  /// efficientnet_b0), which the canonicalizer then spent a second
-  /// folding.
+  /// function (where the canonicalizer would move it). One per use made 48k
+  /// of the 144k lines of IR that pb-map-matrix-units left in
+  /// efficientnet_b0's function; with this and createOrFold, 71k.
   Value idx(int64_t value) {
     Value &constant = indexConstants[value];
     if (!constant) {
