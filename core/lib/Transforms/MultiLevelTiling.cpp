@@ -158,15 +158,6 @@ private:
         return success(); // Only static bands are tiled.
       tripCounts.push_back(*trip);
     }
-    if (!affine::isTilingValid(band)) {
-      explain(root, "tile: band not tiled, tiling would break a dependence");
-      return success();
-    }
-    // Parallel loops of the band, decided before tiling: upstream's
-    // dependence analysis cannot see through the tile-space loops it makes.
-    SmallVector<bool> parallel;
-    for (affine::AffineForOp loop : band)
-      parallel.push_back(affine::isLoopParallel(loop));
     BandFootprint footprint(band);
     int64_t smallestTrip = *llvm::min_element(tripCounts);
     // A band that streams its large memrefs (an elementwise batch norm +
@@ -191,7 +182,11 @@ private:
     }
 
     // Tile sizes per level, largest level first, each dividing the one
-    // above so that the inner tiling sees constant trip counts.
+    // above so that the inner tiling sees constant trip counts. The
+    // dependence analysis (tiling legality and the band's parallel loops,
+    // Presburger arithmetic that takes most of this pass's time) runs
+    // once, before the first tiling, for the bands that a level tiles.
+    SmallVector<bool> parallel;
     int64_t parentTile = smallestTrip;
     for (const MemoryLevelDesc *level : levels) {
       int64_t budget = static_cast<int64_t>(occupancy * level->capacityBytes);
@@ -209,6 +204,18 @@ private:
                               band.size(), level->name, tile,
                               footprint.bytes(tile), budget));
         continue;
+      }
+      if (parallel.empty()) {
+        if (!affine::isTilingValid(band)) {
+          explain(root,
+                  "tile: band not tiled, tiling would break a dependence");
+          return success();
+        }
+        // Parallel loops of the band, decided before tiling: upstream's
+        // dependence analysis cannot see through the tile-space loops it
+        // makes.
+        for (affine::AffineForOp loop : band)
+          parallel.push_back(affine::isLoopParallel(loop));
       }
       SmallVector<unsigned> sizes(band.size(), static_cast<unsigned>(tile));
       SmallVector<affine::AffineForOp> tiled;
