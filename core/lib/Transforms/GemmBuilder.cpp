@@ -954,9 +954,9 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
 /// True when the epilogue's code per element is long: a math function
 /// (which S4 expands into a polynomial of about twenty operations) or a
 /// division. Applied to each of a register tile's MR x NR / lanes sums in
-/// both the full and the edge path, such an epilogue made most of a GEMM
-/// kernel's code (SiLU after batch norm in efficientnet_b0: 48 copies of
-/// exp), which S4 and S5 then lowered and compiled for every GEMM.
+/// both the full and the edge path, such an epilogue was copied 48 times
+/// into each GEMM of efficientnet_b0 (SiLU after batch norm); rolled, the
+/// model's S4 input shrank from 36.1k to 24.7k lines.
 bool GemmBuilder::rollsEpilogue(linalg::GenericOp epilogue) {
   return llvm::any_of(epilogue.getBlock()->without_terminator(),
                       [](Operation &bodyOp) {
