@@ -795,7 +795,9 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
   // convolution of 16 input channels at batch 8).
   if (fullTile) {
     std::optional<OpBuilder::InsertionGuard> guard;
-    int64_t mr = p.mr;
+    // The rows prefetched: none when the block is known to leave C
+    // untouched (K is one block, between a fill and an epilogue).
+    int64_t prefetchedRows = p.mr;
     if (initialValue && epilogue) {
       guard.emplace(b);
       Value untouched = b.createOrFold<arith::AndIOp>(firstK, lastK);
@@ -807,9 +809,9 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
         b.setInsertionPointToStart(ifOp.thenBlock());
       }
       if (known && *known)
-        mr = 0; // No prefetch.
+        prefetchedRows = 0;
     }
-    for (int64_t r = 0; r < mr; ++r)
+    for (int64_t r = 0; r < prefetchedRows; ++r)
       for (int64_t v = 0; v < nv; ++v)
         memref::PrefetchOp::create(b, cView, cAt(r, v),
                                    /*isWrite=*/true, /*localityHint=*/3,
