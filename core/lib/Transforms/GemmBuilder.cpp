@@ -983,19 +983,13 @@ void GemmBuilder::storeTileThroughRolledEpilogue(ArrayRef<Value> accs,
     for (int64_t v = 0; v < nv; ++v)
       vector::StoreOp::create(b, accs[r * nv + v], epilogueTile,
                               ValueRange{idx(r), idx(v * p.lanes)});
-  Value target = epilogue.getDpsInitOperand(0)->get();
   OpBuilder::InsertionGuard guard(b);
   auto rowLoop = scf::ForOp::create(b, idx(0), idx(p.mr), idx(1));
   b.setInsertionPointToStart(rowLoop.getBody());
   Value r = rowLoop.getInductionVar();
   Value row = b.createOrFold<arith::AddIOp>(i0, r);
-  if (!fullTile) {
-    // Rows past M are neither read (epilogue inputs) nor written.
-    Value inside =
-        b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::slt, row, idx(p.m));
-    auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
-    b.setInsertionPointToStart(ifOp.thenBlock());
-  }
+  if (!fullTile)
+    enterRowInsideM(row);
   SmallVector<Value> rowLoops(loopsIn);
   setRow(rowLoops, row);
   for (int64_t v = 0; v < nv; ++v) {
@@ -1004,18 +998,8 @@ void GemmBuilder::storeTileThroughRolledEpilogue(ArrayRef<Value> accs,
     SmallVector<Value> index = indices(cOperand, loops);
     Value sum = vector::LoadOp::create(b, vecType, epilogueTile,
                                        ValueRange{r, idx(v * p.lanes)});
-    Value value = applyEpilogue(sum, index, fullTile);
-    Value memref = target;
-    SmallVector<Value> at(index);
-    if (epilogueRows) {
-      memref = epilogueRows;
-      at = rowIndex(index, row, cRowsPos);
-    }
-    if (fullTile)
-      vector::StoreOp::create(b, value, memref, at);
-    else
-      vector::TransferWriteOp::create(b, value, memref, at,
-                                      ArrayRef<bool>{false});
+    storeVector(applyEpilogue(sum, index, fullTile), index, row, fullTile,
+                /*withEpilogue=*/true);
   }
 }
 
@@ -1024,38 +1008,43 @@ void GemmBuilder::storeTile(ArrayRef<Value> accs,
                             ArrayRef<Value> rows, bool fullTile,
                             bool withEpilogue) {
   int64_t nv = p.nr / p.lanes;
-  Value target = withEpilogue ? epilogue.getDpsInitOperand(0)->get()
-                              : op.getDpsInitOperand(0)->get();
-  // The target through its collapsed rows (contiguousRows), when it has them.
-  Value targetRows = withEpilogue ? epilogueRows : cRows;
   for (int64_t r = 0; r < p.mr; ++r) {
-    std::optional<OpBuilder::InsertionGuard> guard;
-    if (!fullTile) {
-      // Rows past M are neither read (epilogue inputs) nor written.
-      Value inside = b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::slt,
-                                                   rows[r], idx(p.m));
-      auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
-      guard.emplace(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-    }
+    OpBuilder::InsertionGuard guard(b);
+    if (!fullTile)
+      enterRowInsideM(rows[r]);
     for (int64_t v = 0; v < nv; ++v) {
       ArrayRef<Value> index = cIndex[r * nv + v];
       Value value = accs[r * nv + v];
       if (withEpilogue)
         value = applyEpilogue(value, index, fullTile);
-      Value memref = target;
-      SmallVector<Value> at(index);
-      if (targetRows) {
-        memref = targetRows;
-        at = rowIndex(index, rows[r], cRowsPos);
-      }
-      if (fullTile)
-        vector::StoreOp::create(b, value, memref, at);
-      else
-        vector::TransferWriteOp::create(b, value, memref, at,
-                                        ArrayRef<bool>{false});
+      storeVector(value, index, rows[r], fullTile, withEpilogue);
     }
   }
+}
+
+void GemmBuilder::enterRowInsideM(Value row) {
+  // Rows past M are neither read (epilogue inputs) nor written.
+  Value inside =
+      b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::slt, row, idx(p.m));
+  auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+}
+
+void GemmBuilder::storeVector(Value value, ArrayRef<Value> index, Value row,
+                              bool fullTile, bool withEpilogue) {
+  Value memref = withEpilogue ? epilogue.getDpsInitOperand(0)->get()
+                              : op.getDpsInitOperand(0)->get();
+  // The target through its collapsed rows (contiguousRows), when it has them.
+  SmallVector<Value> at(index);
+  if (Value targetRows = withEpilogue ? epilogueRows : cRows) {
+    memref = targetRows;
+    at = rowIndex(index, row, cRowsPos);
+  }
+  if (fullTile)
+    vector::StoreOp::create(b, value, memref, at);
+  else
+    vector::TransferWriteOp::create(b, value, memref, at,
+                                    ArrayRef<bool>{false});
 }
 
 Value GemmBuilder::applyEpilogue(Value acc, ArrayRef<Value> cIndex,

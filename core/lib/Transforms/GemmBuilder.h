@@ -296,6 +296,14 @@ private:
   void storeTile(ArrayRef<Value> accs, ArrayRef<SmallVector<Value>> cIndex,
                  ArrayRef<Value> rows, bool fullTile, bool applyEpilogue);
   Value applyEpilogue(Value acc, ArrayRef<Value> cIndex, bool fullTile);
+  /// Moves the insertion point into a new `scf.if` on `row` < M (an edge
+  /// tile's rows past M are skipped); the caller guards the insertion point.
+  void enterRowInsideM(Value row);
+  /// Stores `value`, the vector at C's indices `index` in row `row`, into C
+  /// or, with `withEpilogue`, into the epilogue's output; masked on an edge
+  /// tile.
+  void storeVector(Value value, ArrayRef<Value> index, Value row, bool fullTile,
+                   bool withEpilogue);
   /// Stores a tile's sums through an epilogue applied by a loop over the
   /// tile's rows (rollsEpilogue), in the last K block.
   void storeTileThroughRolledEpilogue(ArrayRef<Value> accs,
