@@ -85,10 +85,19 @@ func.func @batch_one(%a: memref<1x28x28x64xf32>, %b: memref<1x28x28x64xf32>) {
 
 // Proven-parallel tile loops (pb.parallel) nested under each other join the
 // grid loop the same way: 4 x 3 = 12 tiles (fewer than wanted, and nothing
-// parallel with constant bounds below them).
+// parallel with constant bounds below them). The intra-tile loops, which
+// upstream's analysis proves parallel, keep or get pb.parallel on a GPU for
+// S4's threads; on cores no mark is left.
 // GPU-LABEL: func.func @tiled_2d
 // GPU: affine.parallel (%{{.*}}, %{{.*}}) = (0, 0) to (256, 192) step (64, 64) {
-// GPU-NOT: pb.parallel
+// GPU-NEXT: affine.for
+// GPU-NEXT: affine.for
+// GPU: } {pb.parallel}
+// GPU-NEXT: } {pb.parallel}
+// GPU-NEXT: } {pb.level = "Block"}
+// CPU-LABEL: func.func @tiled_2d
+// CPU-NOT: pb.parallel
+// CPU: return
 func.func @tiled_2d(%a: memref<256x192xf32>, %b: memref<256x192xf32>) {
   affine.for %i = 0 to 256 step 64 {
     affine.for %j = 0 to 192 step 64 {

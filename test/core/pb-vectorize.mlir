@@ -1,5 +1,6 @@
 // RUN: pb-opt --pass-pipeline="builtin.module(pb-attach-target{target=cpu-x86-64-v3},func.func(pb-vectorize))" %s | FileCheck %s --check-prefix=V3
 // RUN: pb-opt --pass-pipeline="builtin.module(pb-attach-target{target=cpu-x86-64-v4},func.func(pb-vectorize))" %s | FileCheck %s --check-prefix=V4
+// RUN: pb-opt --pass-pipeline="builtin.module(pb-attach-target{target=nvidia-sm90},func.func(pb-vectorize))" %s | FileCheck %s --check-prefix=GPU
 
 // The vector length is the chip's vector width over the element width:
 // 256/32 = 8 lanes on x86-64-v3, 512/32 = 16 on x86-64-v4. The transfers
@@ -188,3 +189,28 @@ func.func @index_as_value(%s: memref<4x32xf32>, %o: memref<4x32xf32>,
 // check-sanitize).
 // V4-LABEL: func.func private @declaration(memref<16xf32>)
 func.func private @declaration(memref<16xf32>)
+
+// A loop marked parallel (pb.parallel: S4 maps it onto threads) stays marked
+// once vectorized (4 lanes of 128-bit accesses); the reduction next to it,
+// vectorized too, is not marked.
+// GPU-LABEL: func.func @marked
+// GPU: affine.for %{{.*}} = 0 to 256 step 4 {
+// GPU: vector.transfer_write
+// GPU-NEXT: } {pb.parallel}
+// GPU: affine.for %{{.*}} = 0 to 256 step 4 iter_args
+// GPU-NOT: pb.parallel
+// GPU: return
+func.func @marked(%a: memref<256xf32>, %b: memref<256xf32>) -> f32 {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 256 {
+    %x = affine.load %a[%i] : memref<256xf32>
+    %y = arith.addf %x, %x : f32
+    affine.store %y, %b[%i] : memref<256xf32>
+  } {pb.parallel}
+  %s = affine.for %i = 0 to 256 iter_args(%acc = %zero) -> f32 {
+    %x = affine.load %a[%i] : memref<256xf32>
+    %t = arith.addf %acc, %x : f32
+    affine.yield %t : f32
+  }
+  return %s : f32
+}

@@ -224,9 +224,15 @@ public:
           return inner->hasAttr(PBDialect::kParallelAttrName);
         });
     }
-    func.walk([](affine::AffineForOp loop) {
-      loop->removeAttr(PBDialect::kParallelAttrName);
-    });
+    // Chips whose tasks run threads (blocks of a GPU) keep the marks of
+    // the inner loops: S4 maps them onto the threads, and after
+    // vectorization upstream's analysis no longer sees their iterations as
+    // independent. On cores they would mean nothing.
+    bool threadsInTasks = chip->getComputeLevel(ComputeLevelKind::Lane);
+    if (!threadsInTasks)
+      func.walk([](affine::AffineForOp loop) {
+        loop->removeAttr(PBDialect::kParallelAttrName);
+      });
 
     // One parallel loop per nest (what upstream's affine-parallelize does
     // with max-nested=1, minus the serial nests): the outermost loops
@@ -267,6 +273,9 @@ public:
         });
     }
 
+    if (threadsInTasks)
+      markInnerParallelLoops(func);
+
     // Iterations of an outermost parallel loop become instances of the level
     // below the hierarchy's root: blocks of a grid, cores of a socket.
     auto levelAttr =
@@ -291,6 +300,26 @@ public:
   }
 
 private:
+  /// Marks the loops inside the outermost parallel loops whose iterations
+  /// upstream's dependence analysis proves independent (pb-tile marked the
+  /// loops of the bands it tiled), and clears the marks elsewhere.
+  void markInnerParallelLoops(func::FuncOp func) {
+    for (Operation &op : func.getBody().getOps()) {
+      if (!isa<affine::AffineParallelOp>(op)) {
+        op.walk([](affine::AffineForOp loop) {
+          loop->removeAttr(PBDialect::kParallelAttrName);
+        });
+        continue;
+      }
+      op.walk([&](affine::AffineForOp loop) {
+        if (!loop->hasAttr(PBDialect::kParallelAttrName) &&
+            loop.getNumResults() == 0 && affine::isLoopParallel(loop))
+          loop->setAttr(PBDialect::kParallelAttrName,
+                        UnitAttr::get(&getContext()));
+      });
+    }
+  }
+
   /// Reports the parallel regions a call of `func` runs: its outermost
   /// parallel loops (these, and the micro-kernels' scf.parallel tasks, each
   /// fork and join the level's instances: threads of cores, a grid of

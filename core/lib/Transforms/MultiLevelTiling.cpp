@@ -227,10 +227,13 @@ private:
                             band.size(), tile, level->name,
                             footprint.bytes(tile), budget, occupancy,
                             level->capacityBytes));
+      // A loop with no dependence carried at its depth yields a tile loop
+      // and an intra-tile loop that carry none either.
       for (size_t i = 0; i < band.size(); ++i)
         if (parallel[i])
-          tiled[i]->setAttr(PBDialect::kParallelAttrName,
-                            UnitAttr::get(&getContext()));
+          for (affine::AffineForOp loop : {tiled[i], tiled[i + band.size()]})
+            loop->setAttr(PBDialect::kParallelAttrName,
+                          UnitAttr::get(&getContext()));
       // The intra-tile loops form the band of the next, inner level.
       band.assign(tiled.begin() + band.size(), tiled.end());
       for (int64_t &trip : tripCounts)

@@ -326,6 +326,15 @@ public:
     func.walk([&](VectorTransferOpInterface transfer) {
       existing.insert(transfer.getOperation());
     });
+    // The vectorizer replaces each loop by a new one with the same location
+    // and no attributes; a loop marked parallel (pb.parallel, for S4's
+    // threads) gets a tagged location so that its replacement is marked too.
+    auto parallelTag = StringAttr::get(&getContext(), "pb.parallel-loop");
+    for (auto &[lanes, loops] : loopsByLanes)
+      for (Operation *loop : loops)
+        if (loop->hasAttr(PBDialect::kParallelAttrName))
+          loop->setLoc(
+              FusedLoc::get(&getContext(), loop->getLoc(), parallelTag));
     std::string lanesUsed;
     for (auto &[lanes, loops] : loopsByLanes) {
       affine::vectorizeAffineLoops(func, loops, {lanes}, {}, reductions);
@@ -333,6 +342,13 @@ public:
           llvm::formatv("{0}{1} loops x {2} lanes",
                         lanesUsed.empty() ? "" : ", ", loops.size(), lanes);
     }
+    func.walk([&](affine::AffineForOp loop) {
+      auto fused = dyn_cast<FusedLoc>(loop.getLoc());
+      if (!fused || fused.getMetadata() != parallelTag)
+        return;
+      loop->setLoc(fused.getLocations().front());
+      loop->setAttr(PBDialect::kParallelAttrName, UnitAttr::get(&getContext()));
+    });
     unsigned marked = 0;
     func.walk([&](VectorTransferOpInterface transfer) {
       if (existing.contains(transfer.getOperation()))
