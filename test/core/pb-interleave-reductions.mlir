@@ -10,7 +10,8 @@
 // loop carries that many partial maxima, the first from the loop's init,
 // the others from maxnumf's identity (NaN), combined in a tree after it.
 // Its horizontal max is a tree of halvings. A GPU thread has no vector
-// FMA unit in the tables: the loop stays, the tree is built.
+// FMA unit in the tables: the loop stays, and so does vector.reduction (S4
+// folds each thread's lanes with it before combining the block's threads).
 // V3-LABEL: func.func @row_max
 // V3: %[[NAN:.*]] = arith.constant dense<0xFFC00000> : vector<8xf32>
 // V3: %[[R:.*]]:8 = affine.for %[[J:.*]] = 0 to 1024 step 64 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %[[NAN]], %{{.*}} = %[[NAN]], %{{.*}} = %[[NAN]], %{{.*}} = %[[NAN]], %{{.*}} = %[[NAN]], %{{.*}} = %[[NAN]], %{{.*}} = %[[NAN]])
@@ -43,8 +44,8 @@
 // SPR: affine.yield
 // SM90-LABEL: func.func @row_max
 // SM90: affine.for %{{.*}} = 0 to 1024 step 8 iter_args(%{{.*}} = %{{.*}}) -> (vector<8xf32>)
-// SM90: vector.shuffle
-// SM90-NOT: vector.reduction
+// SM90-NOT: vector.shuffle
+// SM90: vector.reduction <maxnumf>
 func.func @row_max(%x: memref<1024xf32>) -> f32 {
   %pad = ub.poison : f32
   %init = arith.constant dense<0xFF800000> : vector<8xf32>

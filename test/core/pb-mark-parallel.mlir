@@ -84,15 +84,17 @@ func.func @batch_one(%a: memref<1x28x28x64xf32>, %b: memref<1x28x28x64xf32>) {
 }
 
 // Proven-parallel tile loops (pb.parallel) nested under each other join the
-// grid loop the same way: 4 x 3 = 12 tiles (fewer than wanted, and nothing
-// parallel with constant bounds below them). The intra-tile loops, which
-// upstream's analysis proves parallel, keep or get pb.parallel on a GPU for
-// S4's threads; on cores no mark is left.
+// grid loop the same way: 4 x 3 = 12 tiles, fewer than wanted; the
+// intra-tile row loop (from a function of the grid's IVs, 64 iterations)
+// joins too, as a dimension from 0 to 64 whose IV is the row's offset in
+// the tile (the tile's row plus it, folded into the accesses): 768 blocks.
+// The column loop, which upstream's analysis proves parallel, keeps or gets
+// pb.parallel on a GPU for S4's threads; on cores no mark is left.
 // GPU-LABEL: func.func @tiled_2d
-// GPU: affine.parallel (%{{.*}}, %{{.*}}) = (0, 0) to (256, 192) step (64, 64) {
-// GPU-NEXT: affine.for
-// GPU-NEXT: affine.for
-// GPU: } {pb.parallel}
+// GPU: affine.parallel (%[[I:.*]], %[[J:.*]], %[[R:.*]]) = (0, 0, 0) to (256, 192, 64) step (64, 64, 1) {
+// GPU-NEXT: affine.for %[[COL:.*]] = #{{.*}}(%[[J]]) to #{{.*}}(%[[J]]) {
+// GPU-NEXT: affine.load %{{.*}}[%[[I]] + %[[R]], %[[COL]]]
+// GPU-NEXT: affine.store %{{.*}}, %{{.*}}[%[[I]] + %[[R]], %[[COL]]]
 // GPU-NEXT: } {pb.parallel}
 // GPU-NEXT: } {pb.level = "Block"}
 // CPU-LABEL: func.func @tiled_2d

@@ -231,8 +231,13 @@ public:
     for (auto &[loop, factor, reductions] : loops)
       interleaveLoop(loop, factor, reductions);
 
+    // Chips whose tasks run threads (GPU blocks) keep vector.reduction: S4
+    // folds each thread's lanes with it before combining the threads.
     SmallVector<vector::ReductionOp> trees;
+    bool threadsInTasks = chip->getComputeLevel(ComputeLevelKind::Lane);
     func.walk([&](vector::ReductionOp reduction) {
+      if (threadsInTasks)
+        return;
       VectorType type = reduction.getSourceVectorType();
       if (type.getRank() == 1 && !type.isScalable() &&
           !isa<vector::MaskOp>(reduction->getParentOp()) &&

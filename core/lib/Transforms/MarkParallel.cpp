@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
 #include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::pb {
@@ -37,8 +38,10 @@ static std::optional<int64_t> getConstantBoundsTrip(affine::AffineForOp loop) {
 /// Merges into the top-level `par` (constant bounds, no reductions) the
 /// loops with constant bounds perfectly nested under it that `joins`
 /// accepts, while its iterations are fewer than `wanted`.
-static void widenParallel(affine::AffineParallelOp par, int64_t wanted,
+/// Returns whether a joined loop's IV became an offset (an affine.apply).
+static bool widenParallel(affine::AffineParallelOp par, int64_t wanted,
                           llvm::function_ref<bool(affine::AffineForOp)> joins) {
+  bool offsets = false;
   auto constantTrip = [](affine::AffineParallelOp p) -> std::optional<int64_t> {
     if (p.getNumResults())
       return std::nullopt;
@@ -59,19 +62,41 @@ static void widenParallel(affine::AffineParallelOp par, int64_t wanted,
   while (trip && *trip < wanted) {
     Block *body = par.getBody();
     if (body->getOperations().size() != 2)
-      return;
+      return offsets;
     auto inner = dyn_cast<affine::AffineForOp>(body->front());
-    std::optional<int64_t> innerTrip =
-        inner ? getConstantBoundsTrip(inner) : std::nullopt;
-    if (!innerTrip || !joins(inner))
-      return;
+    if (!inner || !joins(inner))
+      return offsets;
+    std::optional<int64_t> innerTrip = getConstantBoundsTrip(inner);
+    // An intra-tile loop (from a function of `par`'s IVs, a constant trip
+    // count) joins as a dimension from 0 to its extent; its IV becomes its
+    // lower bound plus that dimension.
+    bool offset = false;
+    if (!innerTrip) {
+      std::optional<uint64_t> trip = affine::getConstantTripCount(inner);
+      AffineMap lbMap = inner.getLowerBoundMap();
+      if (!trip || lbMap.getNumResults() != 1 ||
+          !llvm::all_of(inner.getLowerBoundOperands(), [&](Value operand) {
+            return llvm::is_contained(par.getIVs(), operand);
+          }))
+        return offsets;
+      innerTrip = static_cast<int64_t>(*trip);
+      offset = true;
+      offsets = true;
+    }
     SmallVector<AffineMap> lbs, ubs;
     for (unsigned d = 0, e = par.getNumDims(); d < e; ++d) {
       lbs.push_back(par.getLowerBoundMap(d));
       ubs.push_back(par.getUpperBoundMap(d));
     }
-    lbs.push_back(inner.getLowerBoundMap());
-    ubs.push_back(inner.getUpperBoundMap());
+    MLIRContext *ctx = par.getContext();
+    if (offset) {
+      lbs.push_back(AffineMap::getConstantMap(0, ctx));
+      ubs.push_back(
+          AffineMap::getConstantMap(*innerTrip * inner.getStepAsInt(), ctx));
+    } else {
+      lbs.push_back(inner.getLowerBoundMap());
+      ubs.push_back(inner.getUpperBoundMap());
+    }
     SmallVector<int64_t> steps = par.getSteps();
     steps.push_back(inner.getStepAsInt());
     OpBuilder b(par);
@@ -85,11 +110,26 @@ static void widenParallel(affine::AffineParallelOp par, int64_t wanted,
         std::prev(innermost->end()));
     for (auto [iv, newIV] : llvm::zip(par.getIVs(), wider.getIVs()))
       iv.replaceAllUsesWith(newIV);
-    inner.getInductionVar().replaceAllUsesWith(wider.getIVs().back());
+    Value innerIV = wider.getIVs().back();
+    if (offset) {
+      // lb(operands) + d, with d the new dimension (the map's last input).
+      AffineMap lbMap = inner.getLowerBoundMap();
+      AffineMap shifted = AffineMap::get(
+          lbMap.getNumDims() + 1, lbMap.getNumSymbols(),
+          lbMap.getResult(0) + getAffineDimExpr(lbMap.getNumDims(), ctx));
+      SmallVector<Value> operands(inner.getLowerBoundOperands());
+      // Dims first, then the new dimension, then the symbols.
+      operands.insert(operands.begin() + lbMap.getNumDims(), innerIV);
+      OpBuilder atStart = OpBuilder::atBlockBegin(newBody);
+      innerIV = affine::AffineApplyOp::create(atStart, inner.getLoc(), shifted,
+                                              operands);
+    }
+    inner.getInductionVar().replaceAllUsesWith(innerIV);
     par.erase();
     par = wider;
     trip = *trip * *innerTrip;
   }
+  return offsets;
 }
 
 /// Bytes of the buffers that `nest` accesses, each counted whole and once,
@@ -216,11 +256,12 @@ public:
     int64_t wanted =
         chip->computeLevels.front().physicalUnits * kIterationsPerUnit;
     // Nested loops pb-tile proved parallel join them.
+    bool offsets = false;
     for (affine::AffineForOp loop : proven) {
       loop->removeAttr(PBDialect::kParallelAttrName);
       affine::AffineParallelOp par;
       if (succeeded(affine::affineParallelize(loop, {}, &par)) && wanted > 0)
-        widenParallel(par, wanted, [](affine::AffineForOp inner) {
+        offsets |= widenParallel(par, wanted, [](affine::AffineForOp inner) {
           return inner->hasAttr(PBDialect::kParallelAttrName);
         });
     }
@@ -268,11 +309,27 @@ public:
         if (auto par = dyn_cast<affine::AffineParallelOp>(op))
           outermost.push_back(par);
       for (affine::AffineParallelOp par : outermost)
-        widenParallel(par, wanted, [](affine::AffineForOp inner) {
+        offsets |= widenParallel(par, wanted, [](affine::AffineForOp inner) {
           return affine::isLoopParallel(inner);
         });
     }
 
+    // Joined intra-tile loops leave their IVs as affine.apply ops; folded
+    // into the accesses' maps (upstream's vectorizer fails on a reduction
+    // whose access map takes such an apply beside a constant operand).
+    if (offsets) {
+      RewritePatternSet patterns(&getContext());
+      affine::AffineApplyOp::getCanonicalizationPatterns(patterns,
+                                                         &getContext());
+      affine::AffineLoadOp::getCanonicalizationPatterns(patterns,
+                                                        &getContext());
+      affine::AffineStoreOp::getCanonicalizationPatterns(patterns,
+                                                         &getContext());
+      affine::AffineMinOp::getCanonicalizationPatterns(patterns, &getContext());
+      affine::AffineMaxOp::getCanonicalizationPatterns(patterns, &getContext());
+      affine::AffineIfOp::getCanonicalizationPatterns(patterns, &getContext());
+      (void)applyPatternsGreedily(func, std::move(patterns));
+    }
     if (threadsInTasks)
       markInnerParallelLoops(func);
 

@@ -337,7 +337,13 @@ public:
               FusedLoc::get(&getContext(), loop->getLoc(), parallelTag));
     std::string lanesUsed;
     for (auto &[lanes, loops] : loopsByLanes) {
-      affine::vectorizeAffineLoops(func, loops, {lanes}, {}, reductions);
+      // Only this group's reductions: the loops of groups vectorized before
+      // are gone, and a new loop may reuse an erased one's address.
+      affine::ReductionLoopMap groupReductions;
+      for (Operation *loop : loops)
+        if (auto it = reductions.find(loop); it != reductions.end())
+          groupReductions[loop] = it->second;
+      affine::vectorizeAffineLoops(func, loops, {lanes}, {}, groupReductions);
       lanesUsed +=
           llvm::formatv("{0}{1} loops x {2} lanes",
                         lanesUsed.empty() ? "" : ", ", loops.size(), lanes);

@@ -26,6 +26,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::pb::nvidia {
 #define GEN_PASS_DEF_PBNVIDIAMAPTOGPUPASS
@@ -200,6 +201,75 @@ static bool containsParallel(Operation *op) {
       .wasInterrupted();
 }
 
+/// How a block's threads combine the partial results of a reduction whose
+/// loop yields `combiner(accumulator, x)`.
+struct BlockReduction {
+  gpu::AllReduceOperation operation;
+  arith::AtomicRMWKind kind;
+};
+
+static std::optional<BlockReduction> getBlockReduction(Operation *combiner) {
+  using Op = gpu::AllReduceOperation;
+  using Kind = arith::AtomicRMWKind;
+  return llvm::TypeSwitch<Operation *, std::optional<BlockReduction>>(combiner)
+      .Case([](arith::AddFOp) { return BlockReduction{Op::ADD, Kind::addf}; })
+      .Case([](arith::MulFOp) { return BlockReduction{Op::MUL, Kind::mulf}; })
+      .Case([](arith::MaxNumFOp) {
+        return BlockReduction{Op::MAXNUMF, Kind::maxnumf};
+      })
+      .Case([](arith::MinNumFOp) {
+        return BlockReduction{Op::MINNUMF, Kind::minnumf};
+      })
+      .Case([](arith::MaximumFOp) {
+        return BlockReduction{Op::MAXIMUMF, Kind::maximumf};
+      })
+      .Case([](arith::MinimumFOp) {
+        return BlockReduction{Op::MINIMUMF, Kind::minimumf};
+      })
+      .Case([](arith::AddIOp) { return BlockReduction{Op::ADD, Kind::addi}; })
+      .Case([](arith::MulIOp) { return BlockReduction{Op::MUL, Kind::muli}; })
+      .Case(
+          [](arith::MaxSIOp) { return BlockReduction{Op::MAXSI, Kind::maxs}; })
+      .Case(
+          [](arith::MinSIOp) { return BlockReduction{Op::MINSI, Kind::mins}; })
+      .Case(
+          [](arith::MaxUIOp) { return BlockReduction{Op::MAXUI, Kind::maxu}; })
+      .Case(
+          [](arith::MinUIOp) { return BlockReduction{Op::MINUI, Kind::minu}; })
+      .Case([](arith::AndIOp) { return BlockReduction{Op::AND, Kind::andi}; })
+      .Case([](arith::OrIOp) { return BlockReduction{Op::OR, Kind::ori}; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// The combining op of each result of `loop` when every iteration only
+/// reads memory and folds one value into each accumulator
+/// (`acc' = combiner(acc, x)`, the accumulator used by nothing else), with
+/// accumulators of 32- or 64-bit elements (what warp shuffles move).
+static std::optional<SmallVector<Operation *>>
+getReductionCombiners(scf::ForOp loop) {
+  if (loop.getNumResults() == 0 || !onlyReads(loop) || containsParallel(loop))
+    return std::nullopt;
+  SmallVector<Operation *> combiners;
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  for (auto [acc, next] :
+       llvm::zip(loop.getRegionIterArgs(), yield.getOperands())) {
+    Operation *combiner = next.getDefiningOp();
+    unsigned width =
+        getElementTypeOrSelf(acc.getType()).getIntOrFloatBitWidth();
+    if (!combiner || combiner->getBlock() != loop.getBody() ||
+        combiner->getNumOperands() != 2 || !acc.hasOneUse() ||
+        !llvm::is_contained(combiner->getOperands(), acc) ||
+        !next.hasOneUse() || !getBlockReduction(combiner) ||
+        (width != 32 && width != 64))
+      return std::nullopt;
+    if (auto vector = dyn_cast<VectorType>(acc.getType()))
+      if (vector.getRank() != 1 || vector.isScalable())
+        return std::nullopt;
+    combiners.push_back(combiner);
+  }
+  return combiners;
+}
+
 //===----------------------------------------------------------------------===//
 // The mapping
 //===----------------------------------------------------------------------===//
@@ -219,6 +289,7 @@ private:
   LogicalResult mapSingleThread(ArrayRef<Operation *> ops);
   LogicalResult distribute(Block &block);
   LogicalResult mapThreads(scf::ParallelOp loop);
+  void reduceOverThreads(scf::ForOp loop, ArrayRef<Operation *> combiners);
   LogicalResult guardOnThreadZero(SmallVectorImpl<Operation *> &pending,
                                   Operation *before);
   LogicalResult makeShared(Operation *alloc);
@@ -346,6 +417,87 @@ LogicalResult GPUMapper::mapThreads(scf::ParallelOp loop) {
   return success();
 }
 
+/// A reduction at block level (all threads run it, e.g. a softmax row's
+/// maximum before the thread loop that uses it) is split over the block's
+/// threads: thread t folds iterations t, t + T, ... into the combiner's
+/// neutral element, `gpu.all_reduce` (warp shuffles and shared memory, per
+/// vector lane) combines the partial results, and the loop's initial value
+/// is folded in last. Every thread gets the result. Before, every thread ran
+/// the whole loop.
+void GPUMapper::reduceOverThreads(scf::ForOp loop,
+                                  ArrayRef<Operation *> combiners) {
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  Value offset = arith::MulIOp::create(b, loc, threadId, loop.getStep());
+  loop.getLowerBoundMutable().assign(
+      arith::AddIOp::create(b, loc, loop.getLowerBound(), offset));
+  Value threads = arith::ConstantIndexOp::create(b, loc, threadCount);
+  loop.getStepMutable().assign(
+      arith::MulIOp::create(b, loc, loop.getStep(), threads));
+  SmallVector<BlockReduction> reductions;
+  SmallVector<Value> inits;
+  for (auto [combiner, init] : llvm::zip(combiners, loop.getInitArgs())) {
+    reductions.push_back(*getBlockReduction(combiner));
+    Type type = init.getType();
+    TypedAttr neutral = arith::getIdentityValueAttr(
+        reductions.back().kind, getElementTypeOrSelf(type), b, loc);
+    if (auto vector = dyn_cast<VectorType>(type))
+      neutral = DenseElementsAttr::get(vector, neutral);
+    inits.push_back(init);
+    Value start = arith::ConstantOp::create(b, loc, type, neutral);
+    loop.getInitArgsMutable()[inits.size() - 1].assign(start);
+  }
+  b.setInsertionPointAfter(loop);
+  for (auto [result, reduction, init] :
+       llvm::zip(loop.getResults(), reductions, inits)) {
+    // The loop's users, before the reduction below reads the result too.
+    SmallVector<OpOperand *> uses = llvm::map_to_vector(
+        result.getUses(), [](OpOperand &use) { return &use; });
+    auto allReduce = [&](Value value) -> Value {
+      return gpu::AllReduceOp::create(b, loc, value,
+                                      gpu::AllReduceOperationAttr::get(
+                                          b.getContext(), reduction.operation),
+                                      /*uniform=*/true)
+          .getResult();
+    };
+    // A vector result that one vector.reduction of the same kind folds
+    // into a scalar (softmax's row maximum, a sum): each thread folds its
+    // lanes first, one scalar crosses the threads, and the reduction keeps
+    // the initial vector (and its own accumulator).
+    auto horizontal =
+        result.hasOneUse()
+            ? dyn_cast<vector::ReductionOp>(*result.getUsers().begin())
+            : nullptr;
+    if (horizontal && horizontal.getKind() ==
+                          gpu::convertReductionKind(reduction.operation)) {
+      Value own = vector::ReductionOp::create(b, loc, horizontal.getKind(),
+                                              result, horizontal.getFastmath());
+      Value total = allReduce(own);
+      horizontal.getVectorMutable().assign(init);
+      OpBuilder after(horizontal->getBlock(),
+                      std::next(horizontal->getIterator()));
+      Value combined =
+          arith::getReductionOp(reduction.kind, after, loc, horizontal, total);
+      horizontal.getResult().replaceAllUsesExcept(combined,
+                                                  combined.getDefiningOp());
+      continue;
+    }
+    Value total;
+    if (auto vector = dyn_cast<VectorType>(result.getType())) {
+      SmallVector<Value> lanes;
+      for (int64_t lane = 0; lane < vector.getNumElements(); ++lane)
+        lanes.push_back(allReduce(
+            vector::ExtractOp::create(b, loc, result, lane).getResult()));
+      total = vector::FromElementsOp::create(b, loc, vector, lanes);
+    } else {
+      total = allReduce(result);
+    }
+    Value combined = arith::getReductionOp(reduction.kind, b, loc, init, total);
+    for (OpOperand *use : uses)
+      use->set(combined);
+  }
+}
+
 LogicalResult
 GPUMapper::guardOnThreadZero(SmallVectorImpl<Operation *> &pending,
                              Operation *before) {
@@ -406,6 +558,15 @@ LogicalResult GPUMapper::distribute(Block &block) {
       if (failed(makeShared(&op)))
         return failure();
       continue;
+    }
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      if (std::optional<SmallVector<Operation *>> combiners =
+              getReductionCombiners(loop)) {
+        if (!pending.empty() && failed(flush(&op)))
+          return failure();
+        reduceOverThreads(loop, *combiners);
+        continue;
+      }
     }
     if (usesPending(&op) && isMemoryEffectFree(&op)) {
       pending.push_back(&op);

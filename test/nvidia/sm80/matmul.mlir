@@ -4,15 +4,16 @@
 // A matmul through S1-S5 for the A100: the fill joins the product's row and
 // column loops (S3's pb-fuse-reductions), so one kernel zeroes each output
 // element and accumulates it in a register; the 4 x 3 tiles of 64 x 64
-// (both tile loops parallel, merged into the grid loop) are 12 blocks of
-// 1024 threads. Each block copies its
-// 64 x 128 tile of A and 128 x 64 tile of B into shared memory (S3's
-// pb-promote-to-scratchpad; rows padded by 4 f32: 68608 B of dynamic shared
+// (both tile loops parallel, merged into the grid loop), fewer than the
+// SMs, are split in two along rows (the intra-tile loop of 32-row halves
+// joins the grid loop): 24 blocks of 1024 threads. Each block copies its
+// 32 x 128 tile of A and 128 x 64 tile of B into shared memory (S3's
+// pb-promote-to-scratchpad; rows padded by 4 f32: 51712 B of dynamic shared
 // memory), synchronizes, and reads the copies.
 
 // CHECK: arch sm_80
 // CHECK: entry matmul
-// CHECK: launch matmul_kernel grid [12, 1, 1] block [1024, 1, 1] shared 68608 args [0, 1, 2]
+// CHECK: launch matmul_kernel grid [24, 1, 1] block [1024, 1, 1] shared 51712 args [0, 1, 2]
 // CHECK-NOT: launch
 // CHECK: .target sm_80
 // CHECK: .entry matmul_kernel

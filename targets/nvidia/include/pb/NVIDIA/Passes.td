@@ -140,7 +140,8 @@ def PBNVIDIAPrepareParallelPass
 
     Loops inside a thread-level loop stay sequential (each thread runs
     them). Loops whose accesses the analysis cannot see (vector transfers)
-    are never treated as parallel.
+    are parallel only when S3 marked them so (`pb.parallel`: pb-tile's
+    intra-tile loops, pb-mark-parallel's, kept through vectorization).
 
       affine.parallel (%i0) = (0) to (256) step (64) {
         affine.for %i = #lb(%i0) to #ub(%i0) {      // parallel
@@ -152,6 +153,31 @@ def PBNVIDIAPrepareParallelPass
           affine.for %k = 0 to 128 { ... }
   }];
   let dependentDialects = ["affine::AffineDialect"];
+}
+
+def PBNVIDIAAlignVectorAccessesPass
+    : Pass<"pb-nvidia-align-vector-accesses", "gpu::GPUModuleOp"> {
+  let summary = "State the alignment of the kernels' vector accesses, so "
+                "that they become 128-bit loads and stores";
+  let description = [{
+    Stage S4, after kernel outlining, before the vector dialect is lowered.
+    A one-dimensional, in-bounds, unmasked vector transfer along a buffer's
+    innermost, unit-stride dimension becomes a `vector.load`/`vector.store`
+    with the alignment its address is proven to have: the base (kernel
+    arguments and the launch's dynamic shared memory are aligned to the
+    chip's vector width; views of it keep what their byte shift keeps) and
+    the offset (a divisor of each index, from constants, loop bounds and
+    steps, sums, products, remainders and exact divisions, times the
+    layout's strides). Without it NVPTX splits a vector<4xf32> access into
+    four 32-bit ones.
+
+      %v = vector.transfer_read %a[%i, %j], %pad {in_bounds = [true]}
+          : memref<1024x1024xf32>, vector<4xf32>     // %j: a multiple of 4
+    ->
+      %v = vector.load %a[%i, %j] {alignment = 16 : i64}
+          : memref<1024x1024xf32>, vector<4xf32>
+  }];
+  let dependentDialects = ["vector::VectorDialect"];
 }
 
 #endif // PB_NVIDIA_PASSES_TD

@@ -1,0 +1,28 @@
+// RUN: pb-compile %s --target=nvidia-sm90 -o %t.pbart
+// RUN: %nvidia_artifact %t.pbart --plan --ptx | FileCheck %s
+// RUN: %if ptxas %{ %nvidia_artifact %t.pbart --ptxas sm_90a | FileCheck %s --check-prefix=PTXAS %}
+// A 1024 x 1024 f32 add fills the chip: S3's 64 x 64 tiles (256, fewer
+// than 4 per SM) are split along rows in two (pb-mark-parallel widens the
+// grid loop with the intra-tile loop of 32-row halves): 512 blocks; the
+// half-tile's parallel loops, vectorized by 4, are the block's threads
+// (32 rows x 16 vectors = 512), and each thread's accesses are 128-bit (16
+// bytes at an offset that is a multiple of 4 elements). Before, this was
+// one block of 256 threads and scalar loads.
+
+// CHECK: launch add_kernel grid [512, 1, 1] block [512, 1, 1]
+// CHECK-NOT: launch
+// CHECK: .entry add_kernel
+// CHECK-NOT: ld.global.b32
+// CHECK: ld.global.v4.b32
+// CHECK: ld.global.v4.b32
+// CHECK: st.global.v4.b32
+// CHECK-NOT: st.global.b32
+// PTXAS-NOT: error
+// PTXAS: 0 bytes spill stores, 0 bytes spill loads
+
+func.func @add(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+  %e = tensor.empty() : tensor<1024x1024xf32>
+  %r = linalg.add ins(%a, %b : tensor<1024x1024xf32>, tensor<1024x1024xf32>)
+                  outs(%e : tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+  return %r : tensor<1024x1024xf32>
+}
