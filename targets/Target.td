@@ -149,6 +149,10 @@ class PBComputeLevel<string name, PBComputeLevelKind kind> {
   /// Hardware units of this level on the whole chip (SMs, cores); 0 when the
   /// level is virtual or the number is only known when the compiler runs.
   int PhysicalUnits = 0;
+  /// Most instances of this level resident at once on one physical unit of
+  /// the root level (blocks and threads per SM), for occupancy; 0 when not
+  /// stated.
+  int MaxResidentPerUnit = 0;
 }
 
 /// One level of the memory hierarchy, listed innermost (fastest) first.
@@ -172,6 +176,16 @@ class PBMemoryLevel<string name, PBMemoryKind kind, PBComputeLevelKind scope> {
   /// LLVM / GPU-dialect address space of buffers placed at this level
   /// (-1 when it cannot be addressed explicitly, e.g. a cache).
   int AddressSpace = -1;
+  /// Capacity of this memory on one physical unit of the root level (an
+  /// SM's register file or shared memory), which the instances of `Scope`
+  /// resident there share; 0 when not stated (occupancy ignores it).
+  int CapacityBytesPerUnit = 0;
+  /// Granularity in which one instance of `Scope` is given this memory
+  /// (registers of a lane, shared memory of a block); 0: byte-exact.
+  int AllocationGranuleBytes = 0;
+  /// Bytes of this memory the system reserves per instance of `Scope`
+  /// (shared memory per block on NVIDIA GPUs).
+  int ReservedBytesPerInstance = 0;
 }
 
 /// A matrix multiply-accumulate unit: C[MxN] += A[MxK] * B[KxN] in one

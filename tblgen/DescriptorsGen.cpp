@@ -45,7 +45,8 @@ static void emitDescriptors(const RecordKeeper &records, raw_ostream &os) {
          << enumCase(level->getValueAsDef("Kind")) << ", "
          << level->getValueAsInt("FixedCountPerParent") << ", "
          << level->getValueAsInt("MaxCountPerParent") << ", "
-         << level->getValueAsInt("PhysicalUnits") << "},\n";
+         << level->getValueAsInt("PhysicalUnits") << ", "
+         << level->getValueAsInt("MaxResidentPerUnit") << "},\n";
     os << "};\n";
 
     os << "static const MemoryLevelDesc kMemoryLevels_" << id << "[] = {\n";
@@ -55,7 +56,9 @@ static void emitDescriptors(const RecordKeeper &records, raw_ostream &os) {
          << enumCase(level->getValueAsDef("Scope"));
       for (StringRef field :
            {"CapacityBytes", "BandwidthGBps", "LatencyCycles", "Banks",
-            "BankWidthBytes", "LineBytes", "AddressSpace"})
+            "BankWidthBytes", "LineBytes", "AddressSpace",
+            "CapacityBytesPerUnit", "AllocationGranuleBytes",
+            "ReservedBytesPerInstance"})
         os << ", " << level->getValueAsInt(field);
       os << "},\n";
     }

@@ -37,17 +37,19 @@ static void emitChip(const TargetRecords &targets, const Record *chip,
        << "\n";
 
   os << "\n| compute level | kind | fixed per parent | max per parent | "
-        "units on chip |\n|---|---|---|---|---|\n";
+        "units on chip | resident per unit |\n|---|---|---|---|---|---|\n";
   for (const Record *level : chip->getValueAsListOfDefs("ComputeLevels"))
     os << "| " << level->getValueAsString("Name") << " | "
        << level->getValueAsDef("Kind")->getName() << " | "
        << level->getValueAsInt("FixedCountPerParent") << " | "
        << level->getValueAsInt("MaxCountPerParent") << " | "
-       << level->getValueAsInt("PhysicalUnits") << " |\n";
+       << level->getValueAsInt("PhysicalUnits") << " | "
+       << level->getValueAsInt("MaxResidentPerUnit") << " |\n";
 
   os << "\n| memory level | kind | scope | capacity (bytes) | bandwidth (GB/s) "
         "| latency (cycles) | banks | bank width (bytes) | line (bytes) | "
-        "address space |\n|---|---|---|---|---|---|---|---|---|---|\n";
+        "address space | per unit (bytes) | granule (bytes) | reserved "
+        "(bytes) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Record *level : chip->getValueAsListOfDefs("MemoryLevels"))
     os << "| " << level->getValueAsString("Name") << " | "
        << level->getValueAsDef("Kind")->getName() << " | "
@@ -58,7 +60,10 @@ static void emitChip(const TargetRecords &targets, const Record *chip,
        << level->getValueAsInt("Banks") << " | "
        << level->getValueAsInt("BankWidthBytes") << " | "
        << level->getValueAsInt("LineBytes") << " | "
-       << level->getValueAsInt("AddressSpace") << " |\n";
+       << level->getValueAsInt("AddressSpace") << " | "
+       << level->getValueAsInt("CapacityBytesPerUnit") << " | "
+       << level->getValueAsInt("AllocationGranuleBytes") << " | "
+       << level->getValueAsInt("ReservedBytesPerInstance") << " |\n";
 
   std::vector<const Record *> units = chip->getValueAsListOfDefs("MatrixUnits");
   if (!units.empty()) {

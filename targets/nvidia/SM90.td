@@ -37,16 +37,23 @@ def SM90_Grid : PBComputeLevel<"grid", Grid> {
 }
 def SM90_Block : PBComputeLevel<"block", Block> {
   let MaxCountPerParent = 2147483647;          // grid x-dimension, 2^31-1 [CUDA]
+  let MaxResidentPerUnit = 32;                 // resident blocks per SM [CUDA]
 }
 def SM90_Warp : PBComputeLevel<"warp", Subgroup> {
   let MaxCountPerParent = 32;                  // 1024 threads/block / 32 [CUDA]
+  let MaxResidentPerUnit = 64;                 // resident warps per SM [CUDA]
 }
 def SM90_Lane : PBComputeLevel<"lane", Lane> {
   let FixedCountPerParent = 32;                // warp size [CUDA]
+  let MaxResidentPerUnit = 2048;               // resident threads per SM [CUDA]
 }
 
 def SM90_Registers : PBMemoryLevel<"registers", RegisterFile, Lane> {
   let CapacityBytes = 1020;                    // 255 x 32-bit registers [CUDA]
+  let CapacityBytesPerUnit = 262144;           // 64K 32-bit registers per SM [CUDA]
+  // Registers are allocated per warp in units of 256 [CUDA occupancy
+  // calculator]: 8 per lane.
+  let AllocationGranuleBytes = 32;
   // Derived: 1536 B/clk/SM (3 operands x 4 B x 32 lanes x 4 schedulers)
   // x 132 SMs x 1.98 GHz.
   let BandwidthGBps = 401449;
@@ -61,6 +68,9 @@ def SM90_Shared : PBMemoryLevel<"shared", Scratchpad, Block> {
   let Banks = 32;                              // [CUDA]
   let BankWidthBytes = 4;
   let AddressSpace = 3;                        // NVPTX shared
+  let CapacityBytesPerUnit = 233472;           // 228 KiB per SM [CUDA]
+  let AllocationGranuleBytes = 128;            // [CUDA occupancy calculator]
+  let ReservedBytesPerInstance = 1024;         // 1 KiB per block for the system [CUDA]
 }
 def SM90_L1 : PBMemoryLevel<"l1", Cache, Block> {
   // 256 KiB per SM is split between L1 and shared memory; 28 KiB is what

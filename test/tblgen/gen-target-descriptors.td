@@ -6,12 +6,12 @@ def Chip : MinimalChip<"minimal">;
 // FeatureTestMMA implies FeatureMatrixUnits.
 // CHECK: static const llvm::StringRef kFeatures_Chip[] = {"matrix-units", "scratchpad", "test-mma", ""};
 // CHECK: static const ComputeLevelDesc kComputeLevels_Chip[] = {
-// CHECK-NEXT:   {"grid", ComputeLevelKind::Grid, 0, 0, 4},
-// CHECK-NEXT:   {"block", ComputeLevelKind::Block, 0, 0, 0},
-// CHECK-NEXT:   {"warp", ComputeLevelKind::Subgroup, 0, 8, 0},
-// CHECK-NEXT:   {"lane", ComputeLevelKind::Lane, 16, 0, 0},
+// CHECK-NEXT:   {"grid", ComputeLevelKind::Grid, 0, 0, 4, 0},
+// CHECK-NEXT:   {"block", ComputeLevelKind::Block, 0, 0, 0, 6},
+// CHECK-NEXT:   {"warp", ComputeLevelKind::Subgroup, 0, 8, 0, 0},
+// CHECK-NEXT:   {"lane", ComputeLevelKind::Lane, 16, 0, 0, 0},
 // CHECK: static const MemoryLevelDesc kMemoryLevels_Chip[] = {
-// CHECK:   {"scratch", MemoryKind::Scratchpad, ComputeLevelKind::Block, 49152, 500, 20, 16, 4, 0, 3},
+// CHECK:   {"scratch", MemoryKind::Scratchpad, ComputeLevelKind::Block, 49152, 500, 20, 16, 4, 0, 3, 98304, 256, 512},
 // CHECK: static const MatrixUnitDesc *const kMatrixUnits_Chip[] = {&kMatrixUnits[MU_TEST_I32_4x4x4_I8], nullptr};
 // CHECK: static const ChipDesc kChips[] = {
 // CHECK-NEXT:   {"minimal", Vendor::TestVendor,

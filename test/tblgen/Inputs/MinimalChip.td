@@ -13,7 +13,7 @@ def TEST_I32_4x4x4_I8
 }
 
 def TestGrid : PBComputeLevel<"grid", Grid> { let PhysicalUnits = 4; }
-def TestBlock : PBComputeLevel<"block", Block>;
+def TestBlock : PBComputeLevel<"block", Block> { let MaxResidentPerUnit = 6; }
 def TestWarp : PBComputeLevel<"warp", Subgroup> { let MaxCountPerParent = 8; }
 def TestLane : PBComputeLevel<"lane", Lane> { let FixedCountPerParent = 16; }
 
@@ -28,6 +28,9 @@ def TestScratch : PBMemoryLevel<"scratch", Scratchpad, Block> {
   let LatencyCycles = 20;
   let Banks = 16;
   let BankWidthBytes = 4;
+  let CapacityBytesPerUnit = 98304;
+  let AllocationGranuleBytes = 256;
+  let ReservedBytesPerInstance = 512;
   let AddressSpace = 3;
 }
 def TestDRAM : PBMemoryLevel<"dram", MainMemory, Grid> {

@@ -36,6 +36,9 @@ struct ComputeLevelDesc {
   int64_t maxCountPerParent;
   /// Hardware units on the chip (SMs, cores), or 0 when unknown statically.
   int64_t physicalUnits;
+  /// Most instances resident at once on one physical unit of the root level
+  /// (blocks or threads per SM), or 0 when not stated.
+  int64_t maxResidentPerUnit;
 };
 
 /// One level of the memory hierarchy, innermost first.
@@ -52,6 +55,13 @@ struct MemoryLevelDesc {
   int64_t lineBytes;
   /// Address space of explicitly placed buffers, or -1.
   int64_t addressSpace;
+  /// Capacity on one physical unit of the root level, shared by the
+  /// instances of `scope` resident there (an SM's registers), or 0.
+  int64_t capacityBytesPerUnit;
+  /// Granularity in which one instance of `scope` gets this memory, or 0.
+  int64_t allocationGranuleBytes;
+  /// Bytes reserved by the system per instance of `scope`.
+  int64_t reservedBytesPerInstance;
 };
 
 /// A matrix multiply-accumulate unit, C[MxN] += A[MxK] * B[KxN].
