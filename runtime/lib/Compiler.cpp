@@ -343,6 +343,8 @@ pb_status *pbCompile(const char *moduleText, size_t size, const char *target,
           {"total", binary.kernels}, {"compiled", binary.compiledKernels}};
     if (options.timing)
       metadata["compile_timing"] = timingReport;
+    if (binary.estimate.kind() != llvm::json::Value::Null)
+      metadata["estimate"] = std::move(binary.estimate);
     auto artifact = std::make_unique<pb_artifact>();
     artifact->metadata =
         llvm::formatv("{0:2}", llvm::json::Value(std::move(metadata))).str();

@@ -16,6 +16,7 @@
 #include "ToolOptions.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -59,6 +60,79 @@ static llvm::cl::opt<bool>
                           "(MLIR's timing report; the option timing=1)"),
            llvm::cl::cat(toolCategory));
 
+static llvm::cl::opt<bool> estimate(
+    "estimate",
+    llvm::cl::desc("Print the roofline estimate of every GPU launch (a "
+                   "model from the chip's .td, not a measurement; kept in "
+                   "the metadata's \"estimate\")"),
+    llvm::cl::cat(toolCategory));
+
+/// The metadata's "estimate" as a table per entry.
+static void printEstimate(const llvm::json::Object &metadata) {
+  const llvm::json::Object *estimate = metadata.getObject("estimate");
+  if (!estimate) {
+    llvm::outs() << "no estimate: the target's back end makes none (GPU "
+                    "targets only)\n";
+    return;
+  }
+  llvm::outs() << "estimate for " << estimate->getString("chip").value_or("?")
+               << " (" << estimate->getString("model").value_or("") << ")\n";
+  const llvm::json::Array *entries = estimate->getArray("entries");
+  for (const llvm::json::Value &entryValue :
+       entries ? *entries : llvm::json::Array()) {
+    const llvm::json::Object &entry = *entryValue.getAsObject();
+    const llvm::json::Array *launches = entry.getArray("launches");
+    double total = entry.getNumber("estimate_us").value_or(0);
+    double roofline = entry.getNumber("roofline_us").value_or(0);
+    llvm::outs() << llvm::formatv(
+        "entry {0}: {1} launches, {2:F2} us; roofline {3:F2} us ({4:P0}); "
+        "{5:F0} B, {6:F0} FLOPs{7}\n",
+        entry.getString("name").value_or("?"), launches ? launches->size() : 0,
+        total, roofline, total > 0 ? roofline / total : 0.0,
+        entry.getNumber("bytes").value_or(0),
+        entry.getNumber("flops").value_or(0),
+        entry.getBoolean("complete").value_or(false)
+            ? ""
+            : " (some launches have no estimate)");
+    llvm::outs() << llvm::formatv(
+        "  {0,-32} {1,13} {2,4} {3,-18} {4,5} {5,5} {6,12} {7,14} {8,9} "
+        "{9,9} {10,9} {11}\n",
+        "kernel", "blocks x thr", "regs", "blocks/SM (limit)", "waves", "chip",
+        "bytes", "FLOPs", "mem us", "comp us", "est us", "bound");
+    for (const llvm::json::Value &value :
+         launches ? *launches : llvm::json::Array()) {
+      const llvm::json::Object &launch = *value.getAsObject();
+      double flops = 0;
+      for (llvm::StringRef key : {"vector_flops", "matrix_flops"})
+        if (const llvm::json::Object *byType = launch.getObject(key))
+          for (const auto &entry : *byType)
+            flops += entry.second.getAsNumber().value_or(0);
+      std::optional<int64_t> registers =
+          launch.getInteger("registers_per_thread");
+      llvm::outs() << llvm::formatv(
+          "  {0,-32} {1,13} {2,4} {3,-18} {4,5} {5,5:P0} {6,12:F0} "
+          "{7,14:F0} {8,9:F2} {9,9:F2} {10,9:F2} {11}\n",
+          launch.getString("kernel").value_or("?"),
+          llvm::formatv("{0} x {1}", launch.getInteger("blocks").value_or(0),
+                        launch.getInteger("threads_per_block").value_or(0))
+              .str(),
+          registers ? std::to_string(*registers) : std::string("?"),
+          llvm::formatv(
+              "{0} ({1})",
+              launch.getInteger("resident_blocks_per_unit").value_or(0),
+              launch.getString("occupancy_limit").value_or(""))
+              .str(),
+          launch.getInteger("waves").value_or(0),
+          launch.getNumber("chip_fraction").value_or(0),
+          launch.getNumber("bytes").value_or(0), flops,
+          launch.getNumber("memory_us").value_or(0),
+          launch.getNumber("compute_us").value_or(0),
+          launch.getNumber("estimate_us").value_or(0),
+          launch.getString("bound").value_or(""));
+    }
+  }
+}
+
 static int fail(pb_status *status) {
   llvm::errs() << "pb-compile: error: " << pbStatusGetMessage(status) << "\n";
   pbStatusDestroy(status);
@@ -89,6 +163,14 @@ int main(int argc, char **argv) {
     return fail(status);
   if (printMetadata)
     llvm::outs() << pbArtifactGetMetadata(artifact) << "\n";
+  if (estimate) {
+    llvm::Expected<llvm::json::Value> metadata =
+        llvm::json::parse(pbArtifactGetMetadata(artifact));
+    if (!metadata)
+      llvm::consumeError(metadata.takeError());
+    else if (metadata->getAsObject())
+      printEstimate(*metadata->getAsObject());
+  }
   if (timing) {
     llvm::Expected<llvm::json::Value> metadata =
         llvm::json::parse(pbArtifactGetMetadata(artifact));

@@ -8,6 +8,7 @@
 #include "pb/Dialect/PBDialect.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "pb/Target/TargetRegistry.h"
@@ -68,6 +69,18 @@ LogicalResult PBDialect::verifyOperationAttribute(Operation *op,
     if (!isa<UnitAttr>(attr.getValue()) || !isa<linalg::GenericOp>(op))
       return op->emitError() << "'" << kKeepLayoutAttrName
                              << "' is a unit attribute of linalg.generic";
+    return success();
+  }
+  if (attr.getName() == kWorkAttrName) {
+    if (!isa<DictionaryAttr>(attr.getValue()))
+      return op->emitError()
+             << "'" << kWorkAttrName << "' is a dictionary attribute";
+    return success();
+  }
+  if (attr.getName() == kLaunchWorkAttrName) {
+    if (!isa<ArrayAttr>(attr.getValue()) || !isa<func::FuncOp>(op))
+      return op->emitError() << "'" << kLaunchWorkAttrName
+                             << "' is an array attribute of a function";
     return success();
   }
   if (attr.getName() != kTargetAttrName)

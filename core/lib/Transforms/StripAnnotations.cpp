@@ -18,12 +18,14 @@ namespace {
 class PBStripAnnotationsPass
     : public pb::impl::PBStripAnnotationsPassBase<PBStripAnnotationsPass> {
 public:
+  using Base::Base;
   void runOnOperation() override {
     StringRef prefix = pb::PBDialect::getDialectNamespace();
     getOperation()->walk([&](Operation *op) {
       SmallVector<StringAttr> names;
       for (NamedAttribute attr : op->getDiscardableAttrs())
-        if (attr.getName().getValue().starts_with((prefix + ".").str()))
+        if (attr.getName().getValue().starts_with((prefix + ".").str()) &&
+            !llvm::is_contained(keep, attr.getName().getValue()))
           names.push_back(attr.getName());
       for (StringAttr name : names)
         op->removeDiscardableAttr(name);

@@ -23,6 +23,8 @@
 
 #include "pb/NVIDIA/NVIDIABackend.h"
 
+#include "pb/Dialect/PBDialect.h"
+
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -190,7 +192,8 @@ static std::string findToolkit(llvm::StringRef ptxas) {
 /// Assembles `ptx` for `arch` with ptxas into `cubin`.
 static LogicalResult assemble(Operation *op, llvm::StringRef ptxas,
                               llvm::StringRef arch, llvm::StringRef ptx,
-                              std::string &cubin) {
+                              std::string &cubin,
+                              std::optional<int64_t> &registers) {
   llvm::SmallString<128> dir;
   if (std::error_code ec =
           llvm::sys::fs::createUniqueDirectory("polyblocks-ptxas", dir))
@@ -214,7 +217,7 @@ static LogicalResult assemble(Operation *op, llvm::StringRef ptxas,
     os << ptx;
   }
   std::string archFlag = ("-arch=" + arch).str();
-  llvm::SmallVector<llvm::StringRef> args = {ptxas,   archFlag, "-O3",
+  llvm::SmallVector<llvm::StringRef> args = {ptxas,   archFlag, "-O3",    "-v",
                                              ptxPath, "-o",     cubinPath};
   std::optional<llvm::StringRef> redirects[] = {
       std::nullopt, llvm::StringRef(logPath), llvm::StringRef(logPath)};
@@ -228,12 +231,102 @@ static LogicalResult assemble(Operation *op, llvm::StringRef ptxas,
     return reportError(op, "ptxas (" + ptxas +
                                ") failed: " + (log.empty() ? errMsg : log));
   }
+  // `ptxas -v`: "ptxas info    : Used 32 registers, ..." per kernel (one
+  // kernel per module here).
+  if (auto log = llvm::MemoryBuffer::getFile(logPath)) {
+    llvm::StringRef text = (*log)->getBuffer();
+    size_t used = text.find("Used ");
+    int64_t count;
+    if (used != llvm::StringRef::npos && !text.substr(used + 5)
+                                              .take_while(llvm::isDigit)
+                                              .getAsInteger(10, count))
+      registers = count;
+  }
   auto buffer = llvm::MemoryBuffer::getFile(cubinPath, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
     return reportError(op, "cannot read the cubin ptxas wrote");
   cubin = (*buffer)->getBuffer().str();
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The roofline estimate
+//===----------------------------------------------------------------------===//
+
+static int64_t getProduct(const llvm::json::Array *sizes) {
+  int64_t product = 1;
+  if (sizes)
+    for (const llvm::json::Value &size : *sizes)
+      product *= size.getAsInteger().value_or(1);
+  return product;
+}
+
+/// Adds to every launch of the plan its estimate (pb/Transforms/Roofline.h:
+/// the work S4 counted, the launch's shape, ptxas's registers when it ran)
+/// and returns the estimate of every entry for the metadata: the launches,
+/// their sum and the entry's roofline (its bytes and FLOPs at the chip's
+/// peaks).
+static llvm::json::Value
+estimateEntries(const ChipDesc &chip, llvm::json::Array &entries,
+                ArrayRef<SmallVector<std::optional<Work>>> works,
+                const llvm::StringMap<int64_t> &registersByModule) {
+  llvm::json::Array result;
+  for (auto [entryValue, entryWorks] : llvm::zip(entries, works)) {
+    llvm::json::Object &entry = *entryValue.getAsObject();
+    llvm::json::Array *launches = entry.getArray("launches");
+    llvm::json::Array described;
+    Work total;
+    double seconds = 0;
+    bool complete = launches && launches->size() == entryWorks.size();
+    for (size_t i = 0; launches && i < launches->size(); ++i) {
+      llvm::json::Object &launch = *(*launches)[i].getAsObject();
+      std::optional<Work> work =
+          i < entryWorks.size() ? entryWorks[i] : std::nullopt;
+      if (!work) {
+        complete = false;
+        continue;
+      }
+      LaunchShape shape;
+      shape.blocks = getProduct(launch.getArray("grid"));
+      shape.threadsPerBlock = getProduct(launch.getArray("block"));
+      shape.sharedBytesPerBlock =
+          launch.getInteger("dynamic_shared_memory_bytes").value_or(0) +
+          launch.getInteger("static_shared_memory_bytes").value_or(0);
+      llvm::StringRef moduleName =
+          launch.getString("module").value_or(llvm::StringRef());
+      if (auto it = registersByModule.find(moduleName);
+          it != registersByModule.end())
+        shape.registersPerThread = it->second;
+      std::string why;
+      FailureOr<LaunchEstimate> estimate =
+          estimateLaunch(chip, *work, shape, why);
+      if (failed(estimate)) {
+        complete = false;
+        continue;
+      }
+      llvm::json::Object object = toJSON(*work, shape, *estimate);
+      launch["estimate"] = llvm::json::Object(object);
+      object["kernel"] = launch.getString("kernel").value_or("").str();
+      described.push_back(std::move(object));
+      total += *work;
+      seconds += estimate->seconds;
+    }
+    llvm::json::Object summary{
+        {"name", entry.getString("name").value_or("").str()},
+        {"launches", std::move(described)},
+        {"complete", complete},
+        {"estimate_us", seconds * 1e6},
+        {"roofline_us", getRooflineSeconds(chip, total) * 1e6},
+        {"bytes", total.bytes},
+        {"flops", total.totalFlops()}};
+    result.push_back(std::move(summary));
+  }
+  return llvm::json::Object{
+      {"model", "roofline per launch from the chip's .td (docs/NVIDIA.md); "
+                "not a measurement"},
+      {"chip", chip.name},
+      {"entries", std::move(result)}};
 }
 
 LogicalResult mlir::pb::nvidia::emitNVIDIA(ModuleOp module,
@@ -247,6 +340,7 @@ LogicalResult mlir::pb::nvidia::emitNVIDIA(ModuleOp module,
 
   // The plan first: it names the kernel modules that serialization replaces.
   llvm::json::Array entries;
+  SmallVector<SmallVector<std::optional<Work>>> entryWorks;
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal() || !func.isPublic())
       continue;
@@ -254,6 +348,12 @@ LogicalResult mlir::pb::nvidia::emitNVIDIA(ModuleOp module,
     if (failed(entry))
       return failure();
     entries.push_back(std::move(*entry));
+    SmallVector<std::optional<Work>> &works = entryWorks.emplace_back();
+    if (auto array =
+            func->getAttrOfType<ArrayAttr>(PBDialect::kLaunchWorkAttrName))
+      for (Attribute attr : array)
+        works.push_back(Work::fromAttr(attr));
+    func->removeAttr(PBDialect::kLaunchWorkAttrName);
   }
 
   std::string ptxas = findPtxas();
@@ -266,6 +366,7 @@ LogicalResult mlir::pb::nvidia::emitNVIDIA(ModuleOp module,
     return reportError(module.getOperation(), "PTX generation failed");
 
   llvm::json::Array modules;
+  llvm::StringMap<int64_t> registersByModule;
   for (auto gpuBinary : module.getOps<gpu::BinaryOp>()) {
     for (Attribute attr : gpuBinary.getObjects()) {
       auto object = cast<gpu::ObjectAttr>(attr);
@@ -281,13 +382,19 @@ LogicalResult mlir::pb::nvidia::emitNVIDIA(ModuleOp module,
                                      {"ptx", ptx}};
       if (!ptxas.empty()) {
         std::string cubin;
-        if (failed(assemble(gpuBinary, ptxas, chip.llvmCPU, ptx, cubin)))
+        std::optional<int64_t> registers;
+        if (failed(assemble(gpuBinary, ptxas, chip.llvmCPU, ptx, cubin,
+                            registers)))
           return failure();
+        if (registers)
+          registersByModule[gpuBinary.getName()] = *registers;
         description["cubin_base64"] = llvm::encodeBase64(cubin);
       }
       modules.push_back(std::move(description));
     }
   }
+  binary.estimate =
+      estimateEntries(chip, entries, entryWorks, registersByModule);
   llvm::json::Object payload{{"arch", chip.llvmCPU},
                              {"modules", std::move(modules)},
                              {"entries", std::move(entries)}};

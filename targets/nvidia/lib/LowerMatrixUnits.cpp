@@ -40,6 +40,7 @@
 #include "pb/Dialect/PBDialect.h"
 #include "pb/Target/TargetRegistry.h"
 #include "pb/Transforms/Passes.h"
+#include "pb/Transforms/Roofline.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -829,7 +830,24 @@ public:
       if (epilogue)
         while (op->getNextNode() != epilogue)
           op->getNextNode()->moveBefore(op);
+      // The kernel's work: the contraction's multiply-adds on the unit's
+      // type (from the loop ranges), the epilogue's arithmetic on vector
+      // units, the buffers of both.
+      SmallVector<Operation *> statements = {op};
+      if (epilogue)
+        statements.push_back(epilogue);
+      Work work = countWork(statements);
+      work.vectorFlops = epilogue
+                             ? countWork({epilogue.getOperation()}).vectorFlops
+                             : decltype(work.vectorFlops)();
+      double iterations = 1;
+      for (int64_t range : op.getStaticLoopRanges())
+        iterations *= static_cast<double>(range);
+      work.addFlops(/*matrix=*/true, unit->aType, 2 * iterations);
       KernelBuilder(op, p, epilogue).build();
+      if (auto launch = dyn_cast_or_null<gpu::LaunchOp>(op->getPrevNode()))
+        launch->setAttr(PBDialect::kWorkAttrName,
+                        work.toAttr(launch.getContext()));
       std::string tiling =
           p.warpgroup
               ? llvm::formatv("{0} warpgroups of {1}x{2}", p.threads / 128,

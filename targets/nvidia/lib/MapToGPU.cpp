@@ -16,6 +16,7 @@
 #include "pb/NVIDIA/NVIDIABackend.h"
 
 #include "pb/Dialect/PBDialect.h"
+#include "pb/Transforms/Roofline.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
@@ -335,8 +336,10 @@ LogicalResult GPUMapper::mapSingleThread(ArrayRef<Operation *> ops) {
         return op->emitError("pb-nvidia-map-to-gpu: a statement run as a "
                              "kernel produces a value the host uses");
     }
+  Work work = countWork(ops);
   OpBuilder b(ops.front());
   gpu::LaunchOp op = createLaunch(b, ops.front()->getLoc(), 1, 1);
+  op->setAttr(PBDialect::kWorkAttrName, work.toAttr(op.getContext()));
   Operation *terminator = op.getBody().front().getTerminator();
   for (Operation *moved : ops)
     moved->moveBefore(terminator);
@@ -616,9 +619,12 @@ LogicalResult GPUMapper::mapGrid(scf::ParallelOp grid) {
   if (limits.maxBlocksPerGrid > 0)
     blocks = std::min(blocks, limits.maxBlocksPerGrid);
 
+  Work statementWork = countWork({grid.getOperation()});
   OpBuilder b(grid);
   Location loc = grid.getLoc();
   launch = createLaunch(b, loc, blocks, threads);
+  launch->setAttr(PBDialect::kWorkAttrName,
+                  statementWork.toAttr(launch.getContext()));
   threadCount = threads;
   dynamicShared = nullptr;
   sharedBytes = 0;

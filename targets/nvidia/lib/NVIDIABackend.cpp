@@ -40,7 +40,8 @@ static std::string getS4Pipeline(const ChipDesc &chip) {
              "func.func(pb-nvidia-lower-matrix-units),"
              "convert-linalg-to-affine-loops,"
              "func.func(pb-nvidia-prepare-parallel),lower-affine,"
-             "func.func(pb-nvidia-map-to-gpu),gpu-kernel-outlining,"
+             "func.func(pb-nvidia-map-to-gpu,pb-nvidia-estimate-launches),"
+             "gpu-kernel-outlining,"
              "pb-nvidia-check-launch-limits,{0},"
              "gpu.module(pb-nvidia-set-occupancy,pb-nvidia-align-vector-"
              "accesses,"
@@ -52,7 +53,8 @@ static std::string getS4Pipeline(const ChipDesc &chip) {
              // inline PTX.
              "convert-nvvm-to-llvm,"
              "canonicalize,cse,reconcile-unrealized-casts),"
-             "pb-strip-annotations",
+             // S5 reads the launches' work (Emit.cpp).
+             "pb-strip-annotations{{keep=pb.launch_work}",
              attach)
       .str();
 }

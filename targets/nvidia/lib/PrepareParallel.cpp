@@ -72,6 +72,10 @@ static void makeThreadLoop(affine::AffineForOp loop) {
     }
     if (!normalized || failed(affine::coalesceLoops(band)))
       band.resize(1);
+  } else if (affine::getConstantTripCount(loop)) {
+    // Bounds from the grid's IVs (an intra-tile loop) become 0 to its trip
+    // count, so that S4 sizes the block from it.
+    (void)affine::normalizeAffineFor(loop);
   }
   (void)affine::affineParallelize(band.front());
 }

@@ -54,6 +54,14 @@ def PB_Dialect : Dialect {
     /// depthwise filter, so that its channels are contiguous).
     static constexpr ::llvm::StringLiteral kKeepLayoutAttrName =
         "pb.keep_layout";
+    /// Dictionary attribute on a GPU launch: the work of the statement it
+    /// runs (bytes, FLOPs per unit and type; pb/Transforms/Roofline.h), set
+    /// by the launch-building passes of S4.
+    static constexpr ::llvm::StringLiteral kWorkAttrName = "pb.work";
+    /// Array attribute on an entry function: the `pb.work` of its launches
+    /// in order, kept past kernel outlining for S5's estimate.
+    static constexpr ::llvm::StringLiteral kLaunchWorkAttrName =
+        "pb.launch_work";
   }];
 }
 

@@ -19,6 +19,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/Support/JSON.h"
 
 #include <string>
 
@@ -37,6 +38,9 @@ struct EmittedBinary {
   unsigned compiledKernels = 0;
   /// What S5 adds to the timing report (the time of each kernel), or "".
   std::string timingDetail;
+  /// The roofline estimate of the launches (GPU back ends), for the
+  /// artifact's metadata; null where the back end makes none.
+  llvm::json::Value estimate = nullptr;
 };
 
 struct EmitOptions {

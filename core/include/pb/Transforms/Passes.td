@@ -716,8 +716,13 @@ def PBStripAnnotationsPass : Pass<"pb-strip-annotations", "ModuleOp"> {
     Removes `pb.target` and every `pb.*` attribute (such as `pb.level`)
     from the module and the ops in it, so that tools without the pb
     dialect (mlir-runner, mlir-translate) read the result. The last step of
-    `pb-lower-to-host`.
+    `pb-lower-to-host`. Attributes named in `keep` stay (the NVIDIA S4
+    keeps `pb.launch_work` for S5's estimate).
   }];
+  let options = [
+    ListOption<"keep", "keep", "std::string",
+               "Names of pb attributes to leave in place">
+  ];
 }
 
 def PBRegisterAccumulatorsPass

@@ -9,6 +9,7 @@
 
 #include "pb/Target/Backend.h"
 #include "pb/Target/TargetDesc.h"
+#include "pb/Transforms/Roofline.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -54,6 +55,11 @@ FailureOr<LaunchLimits> getLaunchLimits(Operation *op, const ChipDesc &chip);
 /// sinkOperationsIntoLaunchOp keeps a view whose source the kernel does not
 /// use directly.
 void sinkIntoLaunch(gpu::LaunchOp launch);
+
+/// One line describing a launch's estimate (explain remarks, pb-compile
+/// --estimate): bytes, FLOPs, shape, occupancy, waves and times.
+std::string describeEstimate(const Work &work, const LaunchShape &shape,
+                             const LaunchEstimate &estimate);
 
 /// S5: the PTX of every kernel (assembled into a cubin when ptxas is found)
 /// and the launch plan of every entry, as one JSON document. (One thread;

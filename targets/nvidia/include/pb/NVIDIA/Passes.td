@@ -180,4 +180,19 @@ def PBNVIDIAAlignVectorAccessesPass
   let dependentDialects = ["vector::VectorDialect"];
 }
 
+def PBNVIDIAEstimateLaunchesPass
+    : Pass<"pb-nvidia-estimate-launches", "func::FuncOp"> {
+  let summary = "Keep each launch's work for S5's roofline estimate and "
+                "explain the estimate";
+  let description = [{
+    Stage S4, after pb-nvidia-map-to-gpu, before kernel outlining (which
+    drops the launches' attributes). The `pb.work` of the entry's launches
+    (bytes and FLOPs, set by the passes that built them) becomes the
+    entry's `pb.launch_work`, in launch order; S5 adds ptxas's register
+    counts and writes the estimate into the plan and the metadata. With
+    --pb-explain each launch gets the estimate S4 can make: bytes, FLOPs,
+    blocks, occupancy from threads and shared memory, waves, time.
+  }];
+}
+
 #endif // PB_NVIDIA_PASSES_TD
