@@ -18,12 +18,13 @@
 using namespace mlir;
 using namespace mlir::pb;
 
-bool mlir::pb::isMultiplyAccumulate(linalg::LinalgOp op) {
+bool mlir::pb::isMultiplyAccumulate(linalg::LinalgOp op, bool allowExtensions) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       op.getNumReductionLoops() == 0 || op->getNumRegions() != 1)
     return false;
   Block &body = op->getRegion(0).front();
-  if (body.getNumArguments() != 3 || body.getOperations().size() != 3)
+  if (body.getNumArguments() != 3 || body.getOperations().size() < 3 ||
+      body.getOperations().size() > (allowExtensions ? 5u : 3u))
     return false;
   auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
   if (!yield || yield.getNumOperands() != 1)
@@ -39,7 +40,19 @@ bool mlir::pb::isMultiplyAccumulate(linalg::LinalgOp op) {
   Operation *mul = product.getDefiningOp();
   if (!mul || !isa<arith::MulFOp, arith::MulIOp>(mul))
     return false;
-  Value x = mul->getOperand(0), y = mul->getOperand(1);
+  // A mixed-precision contraction widens its operands to the accumulator's
+  // type first (f16 x f16 -> f32, i8 x i8 -> i32).
+  auto operand = [&](Value v) {
+    Operation *ext = v.getDefiningOp();
+    if (allowExtensions && isa_and_nonnull<arith::ExtFOp, arith::ExtSIOp>(ext))
+      return ext->getOperand(0);
+    return v;
+  };
+  Value x = operand(mul->getOperand(0)), y = operand(mul->getOperand(1));
+  // Every op of the body is the add, the mul or one of these extensions.
+  unsigned extensions = (x != mul->getOperand(0)) + (y != mul->getOperand(1));
+  if (body.getOperations().size() != 3 + extensions)
+    return false;
   return (x == body.getArgument(0) && y == body.getArgument(1)) ||
          (x == body.getArgument(1) && y == body.getArgument(0));
 }

@@ -69,7 +69,8 @@ public:
     bool permuted = chip && pb::hasCooperativeMatrixUnits(*chip);
     if (!contractions)
       getOperation().walk([&](linalg::LinalgOp op) {
-        if (op.hasPureBufferSemantics() && pb::isMultiplyAccumulate(op))
+        if (op.hasPureBufferSemantics() &&
+            pb::isMultiplyAccumulate(op, /*allowExtensions=*/permuted))
           if (linalg::GenericOp epilogue =
                   pb::findFusableEpilogue(op, permuted))
             kept.insert(epilogue);
@@ -78,7 +79,10 @@ public:
     getOperation().walk([&](linalg::LinalgOp op) {
       if (kept.contains(op) || !op.hasPureBufferSemantics())
         return;
-      bool contraction = pb::isMultiplyAccumulate(op);
+      // Chips with cooperative units (GPUs) keep mixed-precision
+      // contractions too: their units widen the operands themselves.
+      bool contraction =
+          pb::isMultiplyAccumulate(op, /*allowExtensions=*/permuted);
       if (contractions
               ? !op->hasAttr(pb::PBDialect::kMatrixUnitAttrName) &&
                     !op->hasAttr(pb::PBDialect::kMatrixUnitEpilogueAttrName)

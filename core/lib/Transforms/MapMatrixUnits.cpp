@@ -89,9 +89,12 @@ public:
         func.emitError("pb-map-matrix-units needs a target: run with --target");
         return signalPassFailure();
       }
+      // Cooperative units (GPU tensor cores) widen their operands into the
+      // accumulator themselves: mixed-precision contractions are theirs too.
+      bool mixed = hasCooperativeMatrixUnits(*chip);
       SmallVector<linalg::LinalgOp> candidates;
       func.walk([&](linalg::LinalgOp op) {
-        if (op.hasPureBufferSemantics() && isMultiplyAccumulate(op))
+        if (op.hasPureBufferSemantics() && isMultiplyAccumulate(op, mixed))
           candidates.push_back(op);
       });
       for (linalg::LinalgOp op : candidates)
@@ -834,7 +837,13 @@ bool PBMapMatrixUnitsPass::tagForCooperativeUnit(linalg::LinalgOp op,
         at && *at == ElementType::F32 && !tf32
             ? "f32 operands (tf32 units need allow-tf32, or "
               "allow-tf32-convolutions for a convolution)"
-            : "no subgroup- or warpgroup-scope unit for these element types");
+            : llvm::formatv(
+                  "no subgroup- or warpgroup-scope unit for {0} x {1} -> {2} "
+                  "with an f32 accumulator",
+                  at ? stringifyElementType(*at) : "?",
+                  bt ? stringifyElementType(*bt) : "?",
+                  ct ? stringifyElementType(*ct) : "?")
+                  .str());
   if (!ct || (*ct != ElementType::F32 && *ct != *at))
     return skip("C is neither f32 nor of A's element type");
   op->setAttr(PBDialect::kMatrixUnitAttrName,

@@ -40,7 +40,10 @@ void registerPBPipelines();
 /// Whether `op` is a reduction computing c += a * b over two inputs and one
 /// init (matmuls, batch matmuls, convolutions, their generic forms): the
 /// ops S3 may map onto matrix units, which S2 therefore keeps as linalg.
-bool isMultiplyAccumulate(linalg::LinalgOp op);
+/// With `allowExtensions`, also the mixed-precision form that widens a and
+/// b to the accumulator's type first (arith.extf / arith.extsi: f16 x f16
+/// -> f32, i8 x i8 -> i32), which GPU matrix units take as it is.
+bool isMultiplyAccumulate(linalg::LinalgOp op, bool allowExtensions = false);
 
 /// The elementwise linalg.generic that S3 may fuse into the final stores of
 /// the multiply-accumulate op `mac` (a bias, an activation), or null. It must
