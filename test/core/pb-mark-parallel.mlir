@@ -172,3 +172,42 @@ func.func @regions(%a: memref<512x32xf32>, %s: memref<512xf32>, %t: memref<32xf3
   }
   return
 }
+
+// An embedding lookup: each row is read at an index loaded from memory, a
+// load upstream's dependence analysis cannot see through. The table is
+// read-only in the loop and the store is affine, so the rows are
+// independent: on a GPU the row loop is the grid (before: one thread ran
+// the whole lookup). Cores keep upstream's answer.
+// GPU-LABEL: func.func @gather
+// GPU: affine.parallel (%{{.*}}) = (0) to (128) {
+// GPU: affine.for %{{.*}} = 0 to 768 {
+// GPU: memref.load
+// GPU: } {pb.parallel}
+// CPU-LABEL: func.func @gather
+// CPU-NOT: affine.parallel
+// CPU: return
+func.func @gather(%ids: memref<128xindex>, %table: memref<30522x768xf32>, %out: memref<128x768xf32>) {
+  affine.for %i = 0 to 128 {
+    %row = affine.load %ids[%i] : memref<128xindex>
+    affine.for %j = 0 to 768 {
+      %v = memref.load %table[%row, %j] : memref<30522x768xf32>
+      affine.store %v, %out[%i, %j] : memref<128x768xf32>
+    }
+  }
+  return
+}
+
+// A gather from the buffer the loop writes is not independent.
+// GPU-LABEL: func.func @gather_written
+// GPU-NOT: affine.parallel
+// GPU: return
+func.func @gather_written(%ids: memref<128xindex>, %buf: memref<128x768xf32>) {
+  affine.for %i = 0 to 128 {
+    %row = affine.load %ids[%i] : memref<128xindex>
+    affine.for %j = 0 to 768 {
+      %v = memref.load %buf[%row, %j] : memref<128x768xf32>
+      affine.store %v, %buf[%i, %j] : memref<128x768xf32>
+    }
+  }
+  return
+}

@@ -8,8 +8,12 @@
 #include "pb/Target/TargetDesc.h"
 #include "pb/Transforms/Passes.h"
 
+#include "mlir/Dialect/Affine/Analysis/AffineAnalysis.h"
 #include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
+#include "mlir/Dialect/Affine/Analysis/Utils.h"
 #include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -132,6 +136,54 @@ static bool widenParallel(affine::AffineParallelOp par, int64_t wanted,
   return offsets;
 }
 
+/// Upstream's isLoopParallel, except that it also accepts loops that read
+/// through non-affine loads (a gather: an embedding row at a loaded index)
+/// from buffers nothing in the loop writes: such reads carry no dependence,
+/// and the affine accesses are checked pairwise as upstream does.
+static bool isParallelWithGathers(affine::AffineForOp loop) {
+  if (loop.getNumResults() != 0)
+    return false;
+  if (affine::isLoopParallel(loop))
+    return true;
+  SmallVector<Operation *> accesses;
+  SmallVector<Value> gathered;
+  llvm::SmallPtrSet<Value, 8> written;
+  bool analyzable = true;
+  loop.getBody()->walk([&](Operation *op) {
+    if (auto write = dyn_cast<affine::AffineWriteOpInterface>(op)) {
+      accesses.push_back(op);
+      written.insert(getBaseBuffer(write.getMemRef()));
+    } else if (isa<affine::AffineReadOpInterface>(op)) {
+      accesses.push_back(op);
+    } else if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      gathered.push_back(getBaseBuffer(load.getMemRef()));
+    } else if (!isa<affine::AffineForOp, affine::AffineIfOp,
+                    affine::AffineYieldOp>(op) &&
+               !isMemoryEffectFree(op)) {
+      analyzable = false;
+    }
+  });
+  if (!analyzable || gathered.empty() ||
+      llvm::any_of(gathered, [&](Value v) { return written.contains(v); }))
+    return false;
+  unsigned depth = affine::getNestingDepth(loop) + 1;
+  for (Operation *src : accesses)
+    for (Operation *dst : accesses) {
+      if (!isa<affine::AffineWriteOpInterface>(src) &&
+          !isa<affine::AffineWriteOpInterface>(dst))
+        continue;
+      affine::MemRefAccess a(src), b(dst);
+      if (a.memref != b.memref)
+        continue;
+      affine::DependenceResult result =
+          affine::checkMemrefAccessDependence(a, b, depth);
+      if (result.value == affine::DependenceResult::Failure ||
+          affine::hasDependence(result))
+        return false;
+    }
+  return true;
+}
+
 /// Bytes of the buffers that `nest` accesses, each counted whole and once,
 /// or nothing when one has a dynamic shape.
 static std::optional<int64_t> getAccessedBytes(Operation *nest) {
@@ -147,8 +199,12 @@ static std::optional<int64_t> getAccessedBytes(Operation *nest) {
         dynamic = true;
         continue;
       }
-      bytes += type.getNumElements() *
-               std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+      // Index elements have no bit width of their own: 8 bytes.
+      int64_t elementBytes =
+          type.getElementType().isIndex()
+              ? 8
+              : std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+      bytes += type.getNumElements() * elementBytes;
     }
   });
   return dynamic ? std::nullopt : std::optional<int64_t>(bytes);
@@ -287,7 +343,9 @@ public:
         if (isa<affine::AffineParallelOp>(nested))
           return WalkResult::skip();
         auto loop = dyn_cast<affine::AffineForOp>(nested);
-        if (loop && loop.getNumResults() == 0 && affine::isLoopParallel(loop)) {
+        if (loop && loop.getNumResults() == 0 &&
+            (threadsInTasks ? isParallelWithGathers(loop)
+                            : affine::isLoopParallel(loop))) {
           // On cores, a parallel loop inside serial loops would fork and
           // join threads once per outer iteration (a channel loop under a
           // reduction over H and W: 12544 forks); such a nest stays serial.
@@ -309,8 +367,9 @@ public:
         if (auto par = dyn_cast<affine::AffineParallelOp>(op))
           outermost.push_back(par);
       for (affine::AffineParallelOp par : outermost)
-        offsets |= widenParallel(par, wanted, [](affine::AffineForOp inner) {
-          return affine::isLoopParallel(inner);
+        offsets |= widenParallel(par, wanted, [&](affine::AffineForOp inner) {
+          return threadsInTasks ? isParallelWithGathers(inner)
+                                : affine::isLoopParallel(inner);
         });
     }
 
@@ -370,7 +429,7 @@ private:
       }
       op.walk([&](affine::AffineForOp loop) {
         if (!loop->hasAttr(PBDialect::kParallelAttrName) &&
-            loop.getNumResults() == 0 && affine::isLoopParallel(loop))
+            loop.getNumResults() == 0 && isParallelWithGathers(loop))
           loop->setAttr(PBDialect::kParallelAttrName,
                         UnitAttr::get(&getContext()));
       });
