@@ -57,6 +57,36 @@ def test_nvidia_sm90_artifact_format():
     assert art.metadata["buffer_alignment"] == 16
 
 
+def test_nvidia_artifact_carries_the_roofline_estimate():
+    # pb-compile --estimate's data: each launch's model from the .td, the
+    # entry's sum and roofline; the GPU benchmark reports it beside the
+    # measured time (bench/gpu.py estimate_ms).
+    from polyblocks.bench.gpu import estimate_ms
+    art = polyblocks.compile(SOFTMAX, target="nvidia-sm90", cache=False)
+    estimate = art.metadata["estimate"]
+    assert estimate["chip"] == "nvidia-sm90"
+    (entry,) = estimate["entries"]
+    assert entry["name"] == "softmax" and entry["launches"]
+    launch = entry["launches"][0]
+    assert launch["bytes"] > 0 and launch["blocks"] >= 1
+    assert launch["estimate_us"] >= launch["overhead_us"] > 0
+    assert entry["estimate_us"] == pytest.approx(
+        sum(l["estimate_us"] for l in entry["launches"]))
+    assert estimate_ms(art.metadata) == pytest.approx(entry["estimate_us"] / 1e3)
+    assert estimate_ms(polyblocks.compile(SOFTMAX, target="cpu-host",
+                                          cache=False).metadata) is None
+
+
+def test_gpu_report_has_the_estimate_column():
+    from polyblocks.bench.gpu import report
+    table = report([{"case": "mm", "baseline": "cublas", "polyblocks_ms": 2.5,
+                     "estimate_ms": 2.0, "cublas_ms": 2.0}]).splitlines()
+    header = [c.strip() for c in table[0].split("|")]
+    row = [c.strip() for c in table[2].split("|")]
+    assert row[header.index("estimate ms")] == "2.000"
+    assert row[header.index("PolyBlocks ms")] == "2.500"
+
+
 def test_nvidia_artifact_save_load_keeps_format(tmp_path):
     art = polyblocks.compile(MATMUL, target="nvidia-sm80", cache=False)
     path = tmp_path / "mm.pbart"

@@ -114,6 +114,16 @@ CONVS = [
 ]
 
 
+def estimate_ms(metadata: dict):
+    """The roofline estimate of an artifact's launches (all entries), in ms,
+    or None: a model from the chip's .td, recorded next to the measured time
+    so that the model can be calibrated (docs/NVIDIA.md)."""
+    estimate = metadata.get("estimate")
+    if not estimate:
+        return None
+    return sum(e["estimate_us"] for e in estimate["entries"]) / 1e3
+
+
 def bench_matmul(name, dtype, m, n, k, b_transposed, options, args) -> dict:
     import polyblocks
     row = {"case": name, "baseline": "cublas"}
@@ -121,9 +131,11 @@ def bench_matmul(name, dtype, m, n, k, b_transposed, options, args) -> dict:
     if dtype == torch.float32:
         options["allow_tf32"] = True
     t = time.perf_counter()
-    exe = polyblocks.compile(matmul_text(m, n, k, dtype, 0, b_transposed),
-                             target="nvidia-auto", options=options).executable()
+    artifact = polyblocks.compile(matmul_text(m, n, k, dtype, 0, b_transposed),
+                                  target="nvidia-auto", options=options)
+    exe = artifact.executable()
     row["compile_s"] = time.perf_counter() - t
+    row["estimate_ms"] = estimate_ms(artifact.metadata)
     a = torch.randn(m, k, device="cuda").to(dtype)
     b = torch.randn(*((n, k) if b_transposed else (k, n)), device="cuda").to(dtype)
     bm = b.t() if b_transposed else b
@@ -222,22 +234,24 @@ def cases(args):
 
 
 def report(rows: list[dict]) -> str:
-    lines = ["| case | PolyBlocks ms | baseline | baseline ms | speedup | Inductor ms "
-             "| vs Inductor | TFLOP/s (ours / cuBLAS) | rel. error | compile s |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| case | PolyBlocks ms | estimate ms | baseline | baseline ms | speedup "
+             "| Inductor ms | vs Inductor | TFLOP/s (ours / cuBLAS) | rel. error "
+             "| compile s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
 
     def f(v, fmt="{:.3f}"):
         return fmt.format(v) if isinstance(v, (int, float)) else (v or "")
     for r in rows:
         if "failure" in r or "skipped" in r:
             lines.append(f"| {r['case']} | {r.get('failure') or r.get('skipped')} "
-                         "| | | | | | | | |")
+                         "| | | | | | | | | |")
             continue
         base_ms = r.get("cublas_ms", r.get("eager_ms"))
         tflops = (f"{r['polyblocks_tflops']:.1f} / {r['cublas_tflops']:.1f}"
                   if "cublas_tflops" in r else "")
         lines.append(
-            f"| {r['case']} | {f(r.get('polyblocks_ms'))} | {r['baseline']} | {f(base_ms)} "
+            f"| {r['case']} | {f(r.get('polyblocks_ms'))} | {f(r.get('estimate_ms'))} "
+            f"| {r['baseline']} | {f(base_ms)} "
             f"| {f(r.get('speedup'), '{:.2f}x')} | {f(r.get('inductor_ms'))} "
             f"| {f(r.get('speedup_vs_inductor'), '{:.2f}x')} | {tflops} "
             f"| {f(r.get('error'), '{:.1e}')} | {f(r.get('compile_s'), '{:.1f}')} |")
