@@ -440,6 +440,82 @@ std::pair<Value, Value> KernelBuilder::cCoord(int64_t mi, int64_t ni, int64_t i,
   return {row, col};
 }
 
+/// Whether `value` is a zero constant (scalar or splat).
+static bool isZeroConstant(Value value) {
+  Attribute attr;
+  if (!matchPattern(value, m_Constant(&attr)))
+    return false;
+  if (auto splat = dyn_cast<SplatElementsAttr>(attr))
+    attr = splat.getSplatValue<Attribute>();
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    return f.getValue().isPosZero();
+  if (auto i = dyn_cast<IntegerAttr>(attr))
+    return i.getValue().isZero();
+  return false;
+}
+
+/// Whether the top-level statement `stmt` touches the buffer `base` (or a
+/// view of it), and whether it only writes zeros to it and nothing else.
+static std::pair<bool, bool> classifyFill(Operation *stmt, Value base) {
+  bool touches = false, onlyZeroWrites = true;
+  stmt->walk([&](Operation *nested) {
+    for (Value operand : nested->getOperands())
+      if (isa<MemRefType>(operand.getType()) && getBaseBuffer(operand) == base)
+        touches = true;
+    if (isMemoryEffectFree(nested) ||
+        isa<affine::AffineForOp, affine::AffineParallelOp, affine::AffineIfOp,
+            affine::AffineYieldOp, scf::ForOp, scf::YieldOp>(nested))
+      return;
+    Value memref, stored;
+    if (auto store = dyn_cast<affine::AffineStoreOp>(nested))
+      memref = store.getMemRef(), stored = store.getValueToStore();
+    else if (auto store = dyn_cast<memref::StoreOp>(nested))
+      memref = store.getMemRef(), stored = store.getValueToStore();
+    else if (auto write = dyn_cast<vector::TransferWriteOp>(nested))
+      memref = write.getBase(), stored = write.getVector();
+    else if (auto store = dyn_cast<vector::StoreOp>(nested))
+      memref = store.getBase(), stored = store.getValueToStore();
+    if (!memref || getBaseBuffer(memref) != base || !isZeroConstant(stored))
+      onlyZeroWrites = false;
+  });
+  return {touches, touches && onlyZeroWrites};
+}
+
+/// The statements before `op` that zero-fill its C, when C is a buffer of
+/// this function (its contents before are undefined), nothing before `op`
+/// reads it, and nothing after `op` but `epilogue` uses it: the kernel can
+/// start its accumulators at 0 and the fills go away (a launch and a pass
+/// over C saved). Empty otherwise.
+static SmallVector<Operation *> findRemovableZeroFills(linalg::LinalgOp op,
+                                                       Operation *epilogue) {
+  Value c = op.getDpsInitOperand(0)->get();
+  Value base = getBaseBuffer(c);
+  auto alloc = base.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != op->getBlock() ||
+      cast<MemRefType>(c.getType()) != alloc.getType())
+    return {};
+  SmallVector<Operation *> fills;
+  for (Operation *it = alloc->getNextNode(); it && it != op;
+       it = it->getNextNode()) {
+    if (isa<ViewLikeOpInterface>(it) || isMemoryEffectFree(it))
+      continue;
+    auto [touches, zeroFill] = classifyFill(it, base);
+    if (!touches)
+      continue;
+    if (!zeroFill)
+      return {};
+    fills.push_back(it);
+  }
+  for (Operation *it = op->getNextNode(); it; it = it->getNextNode()) {
+    if (it == epilogue || isa<memref::DeallocOp, ViewLikeOpInterface>(it) ||
+        isMemoryEffectFree(it))
+      continue;
+    if (classifyFill(it, base).first)
+      return {};
+  }
+  return fills;
+}
+
 void KernelBuilder::build() {
   aMem = op.getDpsInputOperand(0)->get();
   bMem = op.getDpsInputOperand(1)->get();
@@ -498,12 +574,17 @@ void KernelBuilder::build() {
   bTile =
       memref::ViewOp::create(b, bType, smem, add(base, p.bytesA), ValueRange{});
 
-  // Accumulators start from C.
+  // Accumulators start from C (or from 0 when C was only zero-filled).
   auto accType = VectorType::get({2, 2}, p.accType);
   bool fullTiles = p.m % p.bm == 0 && p.n % p.bn == 0;
   SmallVector<Value> accs;
   for (int64_t i = 0; i < p.mi; ++i)
     for (int64_t j = 0; j < p.ni; ++j) {
+      if (zeroInit) {
+        accs.push_back(arith::ConstantOp::create(
+            b, DenseElementsAttr::get(accType, b.getZeroAttr(p.accType))));
+        continue;
+      }
       SmallVector<Value> values;
       for (int64_t r = 0; r < 2; ++r)
         for (int64_t c = 0; c < 2; ++c) {
@@ -844,7 +925,16 @@ public:
       for (int64_t range : op.getStaticLoopRanges())
         iterations *= static_cast<double>(range);
       work.addFlops(/*matrix=*/true, unit->aType, 2 * iterations);
-      KernelBuilder(op, p, epilogue).build();
+      SmallVector<Operation *> fills =
+          findRemovableZeroFills(op, epilogue.getOperation());
+      // C zero-filled and its product kept in registers for the epilogue:
+      // the kernel neither reads nor writes it.
+      if (!fills.empty() && epilogue) {
+        auto cType = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
+        work.bytes -= static_cast<double>(cType.getNumElements()) *
+                      llvm::divideCeil(cType.getElementTypeBitWidth(), 8);
+      }
+      KernelBuilder(op, p, epilogue, /*zeroInit=*/!fills.empty()).build();
       if (auto launch = dyn_cast_or_null<gpu::LaunchOp>(op->getPrevNode()))
         launch->setAttr(PBDialect::kWorkAttrName,
                         work.toAttr(launch.getContext()));
@@ -872,6 +962,12 @@ public:
                   p.warpgroup  ? "matrix descriptors"
                   : p.ldmatrix ? "ldmatrix fragments"
                                : "ld.shared fragments"));
+      if (!fills.empty())
+        explain(op, llvm::formatv("matrix units: accumulators start at 0; "
+                                  "{0} zero fill(s) of C removed",
+                                  fills.size()));
+      for (Operation *fill : fills)
+        fill->erase();
       if (epilogue) {
         explain(epilogue,
                 llvm::formatv("matrix units: epilogue of {0} ops "

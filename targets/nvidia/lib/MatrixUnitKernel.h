@@ -88,9 +88,12 @@ LogicalResult planWarpgroupKernel(MmaPlan &p, const ChipDesc &chip,
 
 class KernelBuilder {
 public:
+  /// With `zeroInit`, the accumulators start from 0 instead of C's values
+  /// (C was only zero-filled before: the fill is gone).
   KernelBuilder(linalg::LinalgOp op, const MmaPlan &plan,
-                linalg::GenericOp epilogue)
-      : op(op), p(plan), b(op.getLoc(), op), epilogue(epilogue) {}
+                linalg::GenericOp epilogue, bool zeroInit = false)
+      : op(op), p(plan), b(op.getLoc(), op), epilogue(epilogue),
+        zeroInit(zeroInit) {}
   void build();
 
 private:
@@ -150,6 +153,7 @@ private:
   const MmaPlan &p;
   ImplicitLocOpBuilder b;
   linalg::GenericOp epilogue;
+  bool zeroInit;
   Value aMem, bMem, cMem, aTile, bTile;
   Value tid, lane, warp, warpRow, warpCol, m0, n0;
   /// wgmma: shared byte address (index) of the first A and B stages.

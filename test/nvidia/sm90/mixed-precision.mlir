@@ -1,5 +1,6 @@
 // RUN: pb-opt --target=nvidia-sm90 --pb-pipeline=s1,s2,s3 --pb-explain %s 2>%t.explain | FileCheck %s --check-prefix=S3
 // RUN: FileCheck %s --check-prefix=EXPLAIN < %t.explain
+// RUN: pb-opt --target=nvidia-sm90 --pb-pipeline=s1,s2,s3,s4 --pb-explain %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=S4
 // RUN: pb-compile %s --target=nvidia-sm90 -o %t.pbart
 // RUN: %nvidia_artifact %t.pbart --plan --ptx | FileCheck %s
 // RUN: pb-compile %s --target=nvidia-sm80 -o %t80.pbart
@@ -26,12 +27,18 @@
 // S3: return
 // EXPLAIN: matrix units: linalg.matmul not on a subgroup- or warpgroup-scope unit: no subgroup- or warpgroup-scope unit for i8 x i8 -> i32 with an f32 accumulator
 //
-// Two launches: the fill of the f32 accumulator buffer, then the wgmma
-// kernel (one warpgroup per 64 x 128 tile) whose stores truncate to f16.
+// One launch: the wgmma kernel (one warpgroup per 64 x 128 tile) starts its
+// accumulators at 0 (the f32 buffer was only zero-filled, and nothing else
+// reads it: the fill and its launch are gone) and its stores truncate to
+// f16; it takes A, B and the f16 result only.
+// S4: matrix units: accumulators start at 0; 1 zero fill(s) of C removed
 // CHECK: entry mm_f16
-// CHECK: launch mm_f16_kernel grid [16, 1, 1] block [1024, 1, 1]
-// CHECK-NEXT: launch mm_f16_kernel grid [8, 1, 1] block [128, 1, 1] shared 74752
+// CHECK-NEXT: launch mm_f16_kernel grid [8, 1, 1] block [128, 1, 1] shared 74752 args [0, 1, 2]
 // CHECK-NOT: launch mm_f16
+// The batched product returns C itself: its fill stays a launch.
+// CHECK: entry bmm_bf16
+// CHECK: launch bmm_bf16_kernel grid [64, 1, 1] block [1024, 1, 1]
+// CHECK-NEXT: launch bmm_bf16_kernel grid [8, 1, 1] block [128, 1, 1]
 // CHECK: .entry mm_f16_kernel
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 // CHECK: cvt.rn.f16.f32
