@@ -278,8 +278,8 @@ getReductionCombiners(scf::ForOp loop) {
 namespace {
 class GPUMapper {
 public:
-  GPUMapper(const LaunchLimits &limits, int64_t alignment)
-      : limits(limits), alignment(alignment) {}
+  GPUMapper(const LaunchLimits &limits, int64_t alignment, int64_t units)
+      : limits(limits), alignment(alignment), units(units) {}
 
   LogicalResult mapFunction(func::FuncOp func);
 
@@ -300,6 +300,8 @@ private:
   /// Alignment of the block's buffers in shared memory (the chip's widest
   /// vector access).
   int64_t alignment;
+  /// The chip's SMs (physical units of the root level), or 0.
+  int64_t units;
   // State of the launch being built.
   gpu::LaunchOp launch;
   Value threadId;
@@ -612,8 +614,18 @@ LogicalResult GPUMapper::mapGrid(scf::ParallelOp grid) {
   int64_t threads =
       std::clamp<int64_t>(llvm::alignTo(work, limits.warpSize), limits.warpSize,
                           limits.maxThreadsPerBlock);
-  if (!hasThreadLoops && *iterations < threads)
-    threads = *iterations;
+  if (!hasThreadLoops) {
+    // Iterations spread over blocks x threads: blocks small enough that
+    // every SM gets one when there are few iterations (a batch-1 linear
+    // layer's 1000 outputs: 32 blocks of 32 threads, not one block of
+    // 1000 on one SM).
+    if (units > 0)
+      threads = std::clamp<int64_t>(
+          llvm::alignTo(llvm::divideCeil(*iterations, units), limits.warpSize),
+          limits.warpSize, threads);
+    if (*iterations < threads)
+      threads = *iterations;
+  }
   int64_t blocks =
       hasThreadLoops ? *iterations : llvm::divideCeil(*iterations, threads);
   if (limits.maxBlocksPerGrid > 0)
@@ -762,7 +774,8 @@ public:
     FailureOr<LaunchLimits> limits = nvidia::getLaunchLimits(func, *chip);
     if (failed(limits))
       return signalPassFailure();
-    GPUMapper mapper(*limits, std::max<int64_t>(1, chip->vectorWidthBits / 8));
+    GPUMapper mapper(*limits, std::max<int64_t>(1, chip->vectorWidthBits / 8),
+                     chip->computeLevels.front().physicalUnits);
     if (failed(mapper.mapFunction(func)))
       return signalPassFailure();
   }

@@ -37,7 +37,7 @@
 // CHECK-NOT: launch mm_f16
 // The batched product returns C itself: its fill stays a launch.
 // CHECK: entry bmm_bf16
-// CHECK: launch bmm_bf16_kernel grid [64, 1, 1] block [1024, 1, 1]
+// CHECK: launch bmm_bf16_kernel grid [128, 1, 1] block [512, 1, 1]
 // CHECK-NEXT: launch bmm_bf16_kernel grid [8, 1, 1] block [128, 1, 1]
 // CHECK: .entry mm_f16_kernel
 // CHECK: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
