@@ -611,6 +611,12 @@ def PBMarkParallelPass : Pass<"pb-mark-parallel", "func::FuncOp"> {
     of blocks on GPUs, cores on CPUs); S4 maps it. When that level is cores,
     a top-level nest whose buffers together fit the innermost cache of one
     core stays serial: a fork and join of threads costs more than it runs.
+    On chips whose tasks run threads (a Lane level: GPU blocks), the loops
+    inside keep or get `pb.parallel` for S4's thread mapping, a loop that
+    gathers (non-affine loads from buffers it does not write) counts as
+    parallel when its affine accesses are, and an intra-tile loop (bounds
+    from the grid IVs, constant trip count) may join the grid loop as a
+    0-based dimension.
 
     After (on a CPU target):
     ```mlir
