@@ -20,7 +20,7 @@
 // The 32 x 64 tile's three parallel loops (the 64 columns in two 32-wide
 // sub-tiles, the 32 rows; pb-tile marked them) become one thread loop;
 // each IV is recovered from the coalesced one by a mod and a floordiv.
-// CHECK: affine.parallel (%[[T:.*]]) = (0) to (symbol(%{{.*}})) {
+// CHECK: affine.parallel (%[[T:.*]]) = (0) to (2048) {
 // CHECK-NEXT: affine.apply #{{.*}}(%[[T]])[%{{.*}}]
 // CHECK-NEXT: %[[REST:.*]] = affine.apply #{{.*}}(%[[T]])[%{{.*}}]
 // CHECK-NEXT: affine.apply #{{.*}}(%[[REST]])[%{{.*}}]

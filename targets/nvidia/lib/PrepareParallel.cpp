@@ -46,6 +46,7 @@ static Operation *getSoleOp(Block &block) {
 /// loops under it with constant trip counts) into one 1-d affine.parallel.
 static void makeThreadLoop(affine::AffineForOp loop) {
   SmallVector<affine::AffineForOp> band = {loop};
+  MLIRContext *ctx = loop.getContext();
   while (affine::getConstantTripCount(band.back())) {
     auto inner = dyn_cast_or_null<affine::AffineForOp>(
         getSoleOp(*band.back().getBody()));
@@ -53,6 +54,12 @@ static void makeThreadLoop(affine::AffineForOp loop) {
       break;
     band.push_back(inner);
   }
+  // The band's iterations, for the coalesced loop's bound (which
+  // coalescing builds as a product through affine.apply).
+  int64_t total = 1;
+  for (affine::AffineForOp l : band)
+    total *= static_cast<int64_t>(affine::getConstantTripCount(l).value_or(1));
+  bool coalesced = false;
   if (band.size() > 1) {
     bool normalized = llvm::all_of(band, [](affine::AffineForOp l) {
       return succeeded(affine::normalizeAffineFor(l));
@@ -70,14 +77,20 @@ static void makeThreadLoop(affine::AffineForOp loop) {
               !op.hasTrait<OpTrait::IsTerminator>())
             op.moveBefore(insertionPoint);
     }
-    if (!normalized || failed(affine::coalesceLoops(band)))
-      band.resize(1);
+    coalesced = normalized && succeeded(affine::coalesceLoops(band));
+    // Coalescing leaves the band's outer loop; the inner ones are gone.
+    band.resize(1);
   } else if (affine::getConstantTripCount(loop)) {
     // Bounds from the grid's IVs (an intra-tile loop) become 0 to its trip
     // count, so that S4 sizes the block from it.
     (void)affine::normalizeAffineFor(loop);
   }
-  (void)affine::affineParallelize(band.front());
+  affine::AffineParallelOp par;
+  if (failed(affine::affineParallelize(band.front(), {}, &par)) || !par)
+    return;
+  // Stated as a constant, S4 sizes blocks and grids from the bound.
+  if (coalesced && par.getNumDims() == 1 && par.getSteps()[0] == 1)
+    par.setUpperBounds(ValueRange{}, AffineMap::getConstantMap(total, ctx));
 }
 
 /// Walks the statements of `block` (inside a grid-level loop) and makes the
@@ -104,6 +117,15 @@ class PBNVIDIAPrepareParallelPass
 public:
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    // Nests that S4 itself made from linalg ops (an epilogue or a
+    // contraction the tensor-core kernels did not take) have no grid loop:
+    // their outermost parallel band (loops of constant trip counts,
+    // coalesced) becomes one, instead of a one-thread kernel.
+    SmallVector<affine::AffineForOp> nests(
+        func.getBody().getOps<affine::AffineForOp>());
+    for (affine::AffineForOp nest : nests)
+      if (nest.getNumResults() == 0 && affine::isLoopParallel(nest))
+        makeThreadLoop(nest);
     SmallVector<affine::AffineParallelOp> grids(
         func.getBody().getOps<affine::AffineParallelOp>());
     for (affine::AffineParallelOp grid : grids) {
