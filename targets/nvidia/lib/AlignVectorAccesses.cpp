@@ -46,13 +46,16 @@ namespace mlir::pb::nvidia {
 
 using namespace mlir;
 
-/// A divisor that stands for "any multiple": the value is 0.
-static constexpr int64_t kZeroDivisor = int64_t(1) << 40;
+/// Divisors are kept as their common part with 2^30 (only small powers of
+/// two matter for alignment; dropping other factors is conservative, and
+/// products of two stay far from overflow). 2^30 also stands for a value
+/// that is 0.
+static constexpr int64_t kZeroDivisor = int64_t(1) << 30;
 
 static int64_t gcd(int64_t a, int64_t b) { return std::gcd(a, b); }
 
 static int64_t clampDivisor(int64_t d) {
-  return d <= 0 ? 1 : std::min(d, kZeroDivisor);
+  return d <= 0 ? 1 : std::gcd(d, kZeroDivisor);
 }
 
 /// A positive integer that divides every value `value` takes (1 when
@@ -63,7 +66,8 @@ static int64_t getKnownDivisor(Value value, unsigned depth = 0) {
   APInt constant;
   if (matchPattern(value, m_ConstantInt(&constant))) {
     int64_t c = constant.getSExtValue();
-    return c == 0 ? kZeroDivisor : clampDivisor(std::abs(c));
+    return c == 0 ? kZeroDivisor
+                  : clampDivisor(c == INT64_MIN ? 1 : std::abs(c));
   }
   if (auto arg = dyn_cast<BlockArgument>(value)) {
     auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
@@ -139,9 +143,10 @@ static int64_t getAccessAlignment(Value memref, ValueRange indices,
   int64_t elementBytes = type.getElementTypeBitWidth() / 8;
   if (elementBytes == 0 || type.getElementTypeBitWidth() % 8)
     return 0;
-  int64_t divisor = offset == 0 ? kZeroDivisor : std::abs(offset);
+  int64_t divisor = offset == 0 ? kZeroDivisor : clampDivisor(std::abs(offset));
   for (auto [index, stride] : llvm::zip(indices, strides))
-    divisor = gcd(divisor, clampDivisor(getKnownDivisor(index) * stride));
+    divisor = gcd(divisor, clampDivisor(getKnownDivisor(index) *
+                                        clampDivisor(std::abs(stride))));
   int64_t bytes = gcd(getBaseAlignment(memref, vectorBytes),
                       clampDivisor(divisor * elementBytes));
   // The largest power of two dividing it, at most the vector's bytes.
