@@ -37,6 +37,33 @@ inline bool isFloat(EK kind) { return kind >= EK::F16; }
 /// The kind of a scalar type, or nullopt when the emulator has none.
 std::optional<EK> getElementKind(Type type);
 
+/// How a reduction combines (vector.reduction, gpu.all_reduce).
+enum class Combine {
+  Add,
+  Mul,
+  MinUI,
+  MinSI,
+  MinNumF,
+  MaxUI,
+  MaxSI,
+  MaxNumF,
+  And,
+  Or,
+  XOr,
+  MinimumF,
+  MaximumF
+};
+/// The combination named as vector.reduction and gpu.all_reduce print it.
+std::optional<Combine> getCombine(llvm::StringRef name);
+/// Combines two lanes of kind `kind` (`how` a Combine).
+uint64_t combineLanes(int64_t how, uint64_t a, uint64_t b, EK kind);
+/// IEEE maxNum/minNum (a NaN operand yields the other) and maximum/minimum
+/// (NaN propagates), -0 below +0.
+double maxNum(double a, double b);
+double minNum(double a, double b);
+double maximum(double a, double b);
+double minimum(double a, double b);
+
 /// Float conversions of lane bit patterns (round to nearest even).
 double toDouble(uint64_t bits, EK kind);
 uint64_t fromDouble(double value, EK kind);
