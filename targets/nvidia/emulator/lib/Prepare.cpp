@@ -556,8 +556,13 @@ llvm::Error Preparer::prepareOp(Operation *op, Instr &instr) {
       return error(op, "an mma.sync with layouts other than row.col");
     return set(OpCode::NvvmMmaSync);
   }
-  if (isa<NVVM::WgmmaMmaAsyncOp>(op))
+  if (auto wgmma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op)) {
+    // Operands made: descriptor A, descriptor B, accumulators.
+    instr.operands = {slots.lookup(wgmma.getDescriptorA()),
+                      slots.lookup(wgmma.getDescriptorB()),
+                      slots.lookup(wgmma.getInouts())};
     return set(OpCode::Wgmma);
+  }
   return error(op, "operation not supported by the emulator");
 }
 
