@@ -108,6 +108,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.pbArtifactDestroy.restype = None
     lib.pbExecutableLoad.argtypes = [vp, ctypes.POINTER(vp)]
     lib.pbExecutableLoad.restype = c_status
+    lib.pbExecutableLoadEmulated.argtypes = [vp, ctypes.POINTER(vp)]
+    lib.pbExecutableLoadEmulated.restype = c_status
     lib.pbExecutableRun.argtypes = [vp, ctypes.c_char_p, ctypes.POINTER(vp),
                                     ctypes.c_size_t, vp]
     lib.pbExecutableRun.restype = c_status
@@ -224,16 +226,20 @@ class ExecutableHandle:
 
     __slots__ = ("_ptr", "_lib")
 
-    def __init__(self, artifact: ArtifactHandle):
+    def __init__(self, artifact: ArtifactHandle, emulate: bool = False):
+        """pbExecutableLoad, or with ``emulate`` pbExecutableLoadEmulated
+        (an NVIDIA artifact's kernels run on the CPU in the emulator)."""
         self._lib = library()
         out = ctypes.c_void_p()
-        check(self._lib.pbExecutableLoad(artifact._ptr, ctypes.byref(out)))
+        load = (self._lib.pbExecutableLoadEmulated if emulate
+                else self._lib.pbExecutableLoad)
+        check(load(artifact._ptr, ctypes.byref(out)))
         self._ptr = out
 
     def run(self, entry: bytes, buffers, num_buffers: int, stream: int | None = None) -> None:
         """``buffers`` is a ctypes array of ``void *`` (inputs, then outputs);
         ``stream`` is a CUstream (None or 0: the default stream) for NVIDIA
-        executables and must be None on CPUs."""
+        executables and must be None on CPUs and for emulated executables."""
         check(self._lib.pbExecutableRun(self._ptr, entry, buffers, num_buffers,
                                         ctypes.c_void_p(stream) if stream else None))
 

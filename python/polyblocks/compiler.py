@@ -5,7 +5,9 @@
     outs = art.executable().run("forward", [x, w])
 
 NVIDIA targets ("nvidia-sm80", "nvidia-sm90", or "nvidia-auto": the chip of
-the current CUDA device) run on CUDA tensors, on PyTorch's current stream.
+the current CUDA device) run on CUDA tensors, on PyTorch's current stream;
+``art.executable(emulate=True)`` runs their kernels on the CPU instead, in
+the kernel emulator, on CPU tensors (no GPU or driver needed).
 
 Compilations are cached: key = sha256(module text, target, options,
 pbVersion(), identity of the loaded libPolyBlocks.so), first in a per-process
@@ -80,6 +82,8 @@ _OPTION_KEYS = {
     "warpgroup-units": "warpgroup-units",
     "pack_constants": "pack-constants",
     "pack-constants": "pack-constants",
+    "emulation_ir": "emulation-ir",
+    "emulation-ir": "emulation-ir",
     "pipeline": "pipeline",
     "reduce_reduce_fusion": "reduce-reduce-fusion",
     "reduce-reduce-fusion": "reduce-reduce-fusion",
@@ -173,6 +177,7 @@ class Artifact:
         self.key = key
         self._metadata: dict | None = None
         self._executable: Executable | None = None
+        self._emulated: Executable | None = None
         self._lock = threading.Lock()
 
     @property
@@ -201,13 +206,23 @@ class Artifact:
         """The artifact whose file holds ``data`` (checked as :meth:`load`)."""
         return cls(_capi.ArtifactHandle.from_bytes(bytes(data)))
 
-    def executable(self) -> "Executable":
-        """The artifact's code loaded into this process (loaded once)."""
-        if self._executable is None:
+    def executable(self, emulate: bool = False) -> "Executable":
+        """The artifact's code loaded into this process (loaded once).
+
+        ``emulate=True`` (NVIDIA artifacts only) loads it with the C API's
+        pbExecutableLoadEmulated instead: the kernels run on the CPU in the
+        kernel emulator, which checks out-of-bounds and misaligned accesses,
+        shared-memory races and barriers as compute-sanitizer does; the
+        executable takes and returns CPU tensors and runs synchronously.
+        Slow, for testing small programs. Other formats raise
+        UnsupportedError; an artifact compiled with ``emulation-ir=0`` a
+        PolyBlocksError saying so."""
+        attr = "_emulated" if emulate else "_executable"
+        if getattr(self, attr) is None:
             with self._lock:
-                if self._executable is None:
-                    self._executable = Executable(self)
-        return self._executable
+                if getattr(self, attr) is None:
+                    setattr(self, attr, Executable(self, emulate=emulate))
+        return getattr(self, attr)
 
     def run(self, entry: str, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         return self.executable().run(entry, inputs)
@@ -241,11 +256,19 @@ _EMPTY_PTR = ctypes.addressof(_EMPTY)
 
 
 class Executable:
-    """An artifact's code loaded into the process; runs entries on tensors."""
+    """An artifact's code loaded into the process; runs entries on tensors.
 
-    def __init__(self, artifact: Artifact):
+    ``emulate=True``: an NVIDIA artifact's kernels run on the CPU in the
+    emulator (see :meth:`Artifact.executable`); ``device`` is then the CPU."""
+
+    def __init__(self, artifact: Artifact, emulate: bool = False):
         self.artifact = artifact
-        self.cuda = artifact.metadata.get("format") == "nvidia-ptx+plan"
+        self.emulated = bool(emulate)
+        nvidia = artifact.metadata.get("format") == "nvidia-ptx+plan"
+        self.cuda = nvidia and not self.emulated
+        # GPU kernels, on the GPU or emulated, read their buffers with the
+        # chip's widest vector accesses.
+        self._aligned_buffers = nvidia
         # NVIDIA code is loaded into the context current on this thread
         # (PyTorch's for its current device, initialized here first).
         if self.cuda and torch.cuda.is_available():
@@ -253,7 +276,7 @@ class Executable:
             torch.cuda.synchronize(self.device)  # makes its context current
         else:
             self.device = torch.device("cuda" if self.cuda else "cpu")
-        self._handle = _capi.ExecutableHandle(artifact._handle)
+        self._handle = _capi.ExecutableHandle(artifact._handle, emulate=self.emulated)
         self._entries = {e["name"]: _EntrySpec(e) for e in artifact.metadata["entries"]}
         # Bytes the kernels assume buffers aligned to (the chip's widest
         # vector access); None for artifacts saved before the metadata
@@ -279,7 +302,8 @@ class Executable:
         ``torch.empty`` (or taken from ``outputs``, which must be contiguous)
         and written in place by the compiled code. NVIDIA executables take
         CUDA tensors of their device and run asynchronously on PyTorch's
-        current stream, like PyTorch's own kernels."""
+        current stream, like PyTorch's own kernels; emulated ones take CPU
+        tensors and return when the outputs are written."""
         spec = self.entry_spec(entry)
         if len(inputs) != len(spec.inputs):
             raise PolyBlocksError(
@@ -306,8 +330,9 @@ class Executable:
             # as it is: no temporaries per input and call.
             if not t.is_contiguous() or t.is_neg() or t.is_conj():
                 t = t.detach().resolve_neg().resolve_conj().contiguous()
-            if self.cuda and (t.data_ptr() % self.alignment if self.alignment
-                              else t.storage_offset() != 0):
+            if self._aligned_buffers and (t.data_ptr() % self.alignment
+                                          if self.alignment
+                                          else t.storage_offset() != 0):
                 # GPU kernels copy with the chip's widest vector accesses
                 # (cp.async): a view at an offset not aligned to them is
                 # copied to a fresh buffer (any view, when the artifact does

@@ -77,6 +77,11 @@ static llvm::json::Array describeTensors(TypeRange types) {
 
 namespace {
 struct CompileOptions {
+  CompileOptions() {
+    // Artifacts carry their kernels' IR for the emulator unless asked not
+    // to (emulation-ir=0): pbExecutableLoadEmulated needs it.
+    pipeline.emulationIR = true;
+  }
   pb::PipelineOptions pipeline;
   bool reference = false;
   /// Time the parse, every pass and S5, and put the report in the
@@ -127,6 +132,8 @@ static pb_status *parseOptions(const char *text, CompileOptions &options) {
       status = boolValue(options.pipeline.warpgroupUnits);
     else if (key == "pack-constants")
       status = boolValue(options.pipeline.packConstants);
+    else if (key == "emulation-ir")
+      status = boolValue(options.pipeline.emulationIR);
     else if (key == "timing")
       status = boolValue(options.timing);
     else if (key == "verify-each")
@@ -154,6 +161,7 @@ static pb_status *parseOptions(const char *text, CompileOptions &options) {
                               "matrix-units=0|1, "
                               "allow-tf32=0|1, allow-tf32-convolutions=0|1, "
                               "warpgroup-units=0|1, pack-constants=0|1, "
+                              "emulation-ir=0|1, "
                               "timing=0|1, verify-each=0|1, threads=N, "
                               "kernel-cache=DIR, "
                               "pipeline=optimized|reference");

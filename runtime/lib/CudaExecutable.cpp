@@ -8,7 +8,9 @@
 // and a cubin when ptxas was found at compile time) and, per entry, a launch
 // plan: buffers (the entry's arguments, then temporaries with their sizes)
 // and kernel launches in order. This file loads the modules through the CUDA
-// driver API and runs a plan on the caller's device buffers and stream.
+// driver API and runs a plan on the caller's device buffers and stream (the
+// payload is read by NvidiaPayload.cpp, which the emulated executable
+// shares).
 //
 // The driver (libcuda.so.1) is opened with dlopen when the first NVIDIA
 // artifact is loaded: libPolyBlocks.so has no link-time CUDA dependency, and
@@ -20,8 +22,6 @@
 #include "Internal.h"
 
 #include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/StringSet.h"
-#include "llvm/Support/Base64.h"
 #include "llvm/Support/JSON.h"
 
 #include <dlfcn.h>
@@ -242,204 +242,13 @@ private:
 };
 } // namespace
 
-static bool getUnsigned3(const llvm::json::Array *array, unsigned out[3]) {
-  if (!array || array->size() != 3)
-    return false;
-  for (int i = 0; i < 3; ++i) {
-    std::optional<int64_t> value = (*array)[i].getAsInteger();
-    if (!value || *value < 0 || *value > UINT32_MAX)
-      return false;
-    out[i] = static_cast<unsigned>(*value);
-  }
-  return true;
-}
-
-namespace {
-/// A launch as the payload states it, before the driver resolves it.
-struct LaunchSpec {
-  std::string module, kernel;
-  unsigned grid[3], block[3];
-  unsigned dynamicShared;
-  std::vector<size_t> args;
-};
-struct PlanSpec {
-  std::vector<int64_t> argumentIndex;
-  std::vector<size_t> temporaryBytes;
-  std::vector<LaunchSpec> launches;
-  size_t numBuffers;
-};
-struct ModuleSpec {
-  std::string name;
-  std::string image; // a cubin, or PTX (null-terminated when used)
-  const char *kind;
-};
-/// The payload of an nvidia-ptx+plan artifact, checked.
-struct CudaPayload {
-  std::string arch;
-  std::vector<ModuleSpec> modules;
-  llvm::StringMap<PlanSpec> plans;
-};
-} // namespace
-
-/// Reads and checks the payload (kernel modules and launch plans) without
-/// the driver: every index, size and name it refers to is in range before
-/// anything is loaded.
-static pb_status *parseCudaPayload(const pb_artifact &artifact,
-                                   const llvm::json::Array &entries,
-                                   CudaPayload &out) {
-  llvm::Expected<llvm::json::Value> payload =
-      llvm::json::parse(artifact.payload);
-  if (!payload)
-    return makeStatus(PB_STATUS_RUNTIME_ERROR,
-                      "the NVIDIA artifact's payload is not JSON: " +
-                          llvm::toString(payload.takeError()));
-  const llvm::json::Object *root = payload->getAsObject();
-  const llvm::json::Array *modules = root ? root->getArray("modules") : nullptr;
-  const llvm::json::Array *plans = root ? root->getArray("entries") : nullptr;
-  std::optional<llvm::StringRef> arch =
-      root ? root->getString("arch") : std::nullopt;
-  if (!modules || !plans || !arch)
-    return makeStatus(PB_STATUS_RUNTIME_ERROR,
-                      "the NVIDIA artifact's payload lacks 'arch', 'modules' "
-                      "or 'entries'");
-  out.arch = arch->str();
-
-  llvm::StringSet<> moduleNames;
-  for (const llvm::json::Value &value : *modules) {
-    const llvm::json::Object *module = value.getAsObject();
-    std::optional<llvm::StringRef> name =
-        module ? module->getString("name") : std::nullopt;
-    std::optional<llvm::StringRef> ptx =
-        module ? module->getString("ptx") : std::nullopt;
-    if (!name || !ptx)
-      return makeStatus(PB_STATUS_RUNTIME_ERROR,
-                        "malformed kernel module in the NVIDIA artifact");
-    if (!moduleNames.insert(*name).second)
-      return makeStatus(PB_STATUS_RUNTIME_ERROR,
-                        "the NVIDIA artifact has two kernel modules named '" +
-                            *name + "'");
-    // The cubin when the compiler had ptxas, else the PTX (which the driver
-    // compiles for the device).
-    ModuleSpec spec{name->str(), "", "PTX"};
-    if (std::optional<llvm::StringRef> cubin =
-            module->getString("cubin_base64")) {
-      std::vector<char> bytes;
-      if (llvm::Error error = llvm::decodeBase64(*cubin, bytes))
-        return makeStatus(
-            PB_STATUS_RUNTIME_ERROR,
-            "the cubin of kernel module '" + *name +
-                "' is not base64: " + llvm::toString(std::move(error)));
-      spec.image.assign(bytes.begin(), bytes.end());
-      spec.kind = "cubin";
-    } else {
-      spec.image = ptx->str();
-    }
-    out.modules.push_back(std::move(spec));
-  }
-
-  // The metadata's entries give the caller's buffer counts.
-  llvm::StringMap<size_t> numBuffers;
-  for (const llvm::json::Value &value : entries) {
-    std::optional<EntryDescription> entry = readEntry(value);
-    if (!entry)
-      return makeStatus(PB_STATUS_RUNTIME_ERROR,
-                        "malformed entry in the artifact's metadata");
-    numBuffers[entry->name] = entry->getNumBuffers();
-  }
-
-  for (const llvm::json::Value &value : *plans) {
-    const llvm::json::Object *entry = value.getAsObject();
-    std::optional<llvm::StringRef> name =
-        entry ? entry->getString("name") : std::nullopt;
-    const llvm::json::Array *buffers =
-        entry ? entry->getArray("buffers") : nullptr;
-    const llvm::json::Array *launches =
-        entry ? entry->getArray("launches") : nullptr;
-    if (!name || !buffers || !launches)
-      return makeStatus(PB_STATUS_RUNTIME_ERROR,
-                        "malformed entry plan in the NVIDIA artifact");
-    auto count = numBuffers.find(*name);
-    if (count == numBuffers.end())
-      return makeStatus(PB_STATUS_RUNTIME_ERROR,
-                        "the NVIDIA artifact plans entry '" + *name +
-                            "', which its metadata does not list");
-    if (out.plans.count(*name))
-      return makeStatus(PB_STATUS_RUNTIME_ERROR,
-                        "the NVIDIA artifact plans entry '" + *name +
-                            "' twice");
-    auto malformed = [&](const llvm::Twine &what) {
-      return makeStatus(PB_STATUS_RUNTIME_ERROR,
-                        "malformed plan of entry '" + *name + "': " + what);
-    };
-    PlanSpec plan;
-    plan.numBuffers = count->second;
-    for (const llvm::json::Value &bufferValue : *buffers) {
-      const llvm::json::Object *buffer = bufferValue.getAsObject();
-      std::optional<llvm::StringRef> bufferKind =
-          buffer ? buffer->getString("kind") : std::nullopt;
-      if (bufferKind == "argument") {
-        std::optional<int64_t> index = buffer->getInteger("index");
-        if (!index || *index < 0 || size_t(*index) >= plan.numBuffers)
-          return malformed("bad argument index");
-        plan.argumentIndex.push_back(*index);
-        plan.temporaryBytes.push_back(0);
-      } else if (bufferKind == "temporary") {
-        std::optional<int64_t> bytes = buffer->getInteger("bytes");
-        if (!bytes || *bytes < 0)
-          return malformed("bad temporary size");
-        plan.argumentIndex.push_back(-1);
-        plan.temporaryBytes.push_back(*bytes);
-      } else {
-        return malformed("unknown buffer kind");
-      }
-    }
-    for (const llvm::json::Value &launchValue : *launches) {
-      const llvm::json::Object *launch = launchValue.getAsObject();
-      if (!launch)
-        return malformed("a launch is not an object");
-      std::optional<llvm::StringRef> module = launch->getString("module");
-      std::optional<llvm::StringRef> kernel = launch->getString("kernel");
-      std::optional<int64_t> dynamicShared =
-          launch->getInteger("dynamic_shared_memory_bytes");
-      const llvm::json::Array *args = launch->getArray("args");
-      LaunchSpec step;
-      if (!module || !kernel || !args ||
-          !getUnsigned3(launch->getArray("grid"), step.grid) ||
-          !getUnsigned3(launch->getArray("block"), step.block) ||
-          (dynamicShared && (*dynamicShared < 0 || *dynamicShared > INT32_MAX)))
-        return malformed("bad launch");
-      if (!moduleNames.contains(*module))
-        return malformed("unknown kernel module '" + *module + "'");
-      if (kernel->contains('\0'))
-        return malformed("a kernel name with a NUL character");
-      step.module = module->str();
-      step.kernel = kernel->str();
-      step.dynamicShared = dynamicShared ? *dynamicShared : 0;
-      for (const llvm::json::Value &arg : *args) {
-        std::optional<int64_t> index = arg.getAsInteger();
-        if (!index || *index < 0 || size_t(*index) >= plan.argumentIndex.size())
-          return malformed("bad kernel argument");
-        step.args.push_back(*index);
-      }
-      plan.launches.push_back(std::move(step));
-    }
-    out.plans[*name] = std::move(plan);
-  }
-  for (const auto &count : numBuffers)
-    if (!out.plans.count(count.getKey()))
-      return makeStatus(PB_STATUS_RUNTIME_ERROR,
-                        "the NVIDIA artifact has no plan for entry '" +
-                            count.getKey() + "'");
-  return nullptr;
-}
-
 pb_status *
 mlir::pb::runtime::loadCudaExecutable(const pb_artifact &artifact,
                                       const llvm::json::Array &entries,
                                       CudaExecutablePtr &out) {
   // Everything the payload states is checked before the driver is opened.
-  CudaPayload payload;
-  if (pb_status *status = parseCudaPayload(artifact, entries, payload))
+  NvidiaPayload payload;
+  if (pb_status *status = parseNvidiaPayload(artifact, entries, payload))
     return status;
   const Driver *driver = nullptr;
   if (pb_status *status = getDriver(driver))

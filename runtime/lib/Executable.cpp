@@ -9,7 +9,8 @@
 // in-memory file (memfd), so loading writes nothing to disk, and each entry
 // is called through its packed wrapper `__pb_entry_<name>(void **buffers)`.
 // NVIDIA artifacts (format nvidia-ptx+plan) are loaded and run by
-// CudaExecutable.cpp.
+// CudaExecutable.cpp, or on the CPU by EmulatedExecutable.cpp
+// (pbExecutableLoadEmulated).
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +42,8 @@ struct pb_executable {
   llvm::StringMap<Entry> entries;
   /// Set for NVIDIA artifacts (then `handle` and `entries` are unused).
   CudaExecutablePtr cuda;
+  /// Set for NVIDIA artifacts loaded for the emulator (likewise).
+  EmulatedExecutablePtr emulated;
   ~pb_executable() {
     if (handle)
       dlclose(handle);
@@ -90,27 +93,42 @@ static pb_status *loadSharedObject(const std::string &payload, void **handle,
   return nullptr;
 }
 
+/// Parses the artifact's metadata into `metadata` and points `format` and
+/// `entries` into it.
+static pb_status *readMetadata(const pb_artifact &artifact,
+                               llvm::json::Value &metadata,
+                               llvm::StringRef &format,
+                               const llvm::json::Array *&entries) {
+  llvm::Expected<llvm::json::Value> parsed =
+      llvm::json::parse(artifact.metadata);
+  if (!parsed)
+    return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                      "the artifact's metadata is not JSON: " +
+                          llvm::toString(parsed.takeError()));
+  metadata = std::move(*parsed);
+  const llvm::json::Object *root = metadata.getAsObject();
+  std::optional<llvm::StringRef> name =
+      root ? root->getString("format") : std::nullopt;
+  entries = root ? root->getArray("entries") : nullptr;
+  if (!name || !entries)
+    return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                      "the artifact's metadata lacks 'format' or 'entries'");
+  format = *name;
+  return nullptr;
+}
+
 pb_status *pbExecutableLoad(const pb_artifact *artifact, pb_executable **out) {
   return guard([&]() -> pb_status * {
     if (!artifact || !out)
       return makeStatus(PB_STATUS_INVALID_ARGUMENT,
                         "pbExecutableLoad: null artifact or output");
     *out = nullptr;
-    llvm::Expected<llvm::json::Value> metadata =
-        llvm::json::parse(artifact->metadata);
-    if (!metadata)
-      return makeStatus(PB_STATUS_RUNTIME_ERROR,
-                        "the artifact's metadata is not JSON: " +
-                            llvm::toString(metadata.takeError()));
-    const llvm::json::Object *root = metadata->getAsObject();
-    std::optional<llvm::StringRef> format =
-        root ? root->getString("format") : std::nullopt;
-    const llvm::json::Array *entries =
-        root ? root->getArray("entries") : nullptr;
-    if (!format || !entries)
-      return makeStatus(PB_STATUS_RUNTIME_ERROR,
-                        "the artifact's metadata lacks 'format' or 'entries'");
-    if (*format == "nvidia-ptx+plan") {
+    llvm::json::Value metadata = nullptr;
+    llvm::StringRef format;
+    const llvm::json::Array *entries = nullptr;
+    if (pb_status *status = readMetadata(*artifact, metadata, format, entries))
+      return status;
+    if (format == "nvidia-ptx+plan") {
       auto executable = std::make_unique<pb_executable>();
       if (pb_status *status =
               loadCudaExecutable(*artifact, *entries, executable->cuda))
@@ -118,9 +136,9 @@ pb_status *pbExecutableLoad(const pb_artifact *artifact, pb_executable **out) {
       *out = executable.release();
       return nullptr;
     }
-    if (*format != "elf-shared-object")
+    if (format != "elf-shared-object")
       return makeStatus(PB_STATUS_UNSUPPORTED,
-                        "artifacts of format '" + *format +
+                        "artifacts of format '" + format +
                             "' cannot be loaded by this runtime");
 
     auto executable = std::make_unique<pb_executable>();
@@ -141,6 +159,32 @@ pb_status *pbExecutableLoad(const pb_artifact *artifact, pb_executable **out) {
       executable->entries[entry->name] = {reinterpret_cast<Entry::Fn>(fn),
                                           entry->getNumBuffers()};
     }
+    *out = executable.release();
+    return nullptr;
+  });
+}
+
+pb_status *pbExecutableLoadEmulated(const pb_artifact *artifact,
+                                    pb_executable **out) {
+  return guard([&]() -> pb_status * {
+    if (!artifact || !out)
+      return makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                        "pbExecutableLoadEmulated: null artifact or output");
+    *out = nullptr;
+    llvm::json::Value metadata = nullptr;
+    llvm::StringRef format;
+    const llvm::json::Array *entries = nullptr;
+    if (pb_status *status = readMetadata(*artifact, metadata, format, entries))
+      return status;
+    if (format != "nvidia-ptx+plan")
+      return makeStatus(PB_STATUS_UNSUPPORTED,
+                        "only NVIDIA artifacts (format nvidia-ptx+plan) run "
+                        "in the emulator; this artifact's format is '" +
+                            format + "' (load it with pbExecutableLoad)");
+    auto executable = std::make_unique<pb_executable>();
+    if (pb_status *status =
+            loadEmulatedExecutable(*artifact, *entries, executable->emulated))
+      return status;
     *out = executable.release();
     return nullptr;
   });
@@ -176,6 +220,20 @@ pb_status *pbExecutableRun(pb_executable *executable, const char *entry,
       if (pb_status *status = checkBuffers(expected))
         return status;
       return runCudaExecutable(*executable->cuda, entry, buffers, stream);
+    }
+    if (executable->emulated) {
+      size_t expected = 0;
+      if (!hasEmulatedEntry(*executable->emulated, entry, expected))
+        return makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                          llvm::Twine("no entry named '") + entry +
+                              "' in this executable");
+      if (stream)
+        return makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                          "emulated executables take no stream (pass NULL): "
+                          "they run on the CPU, synchronously");
+      if (pb_status *status = checkBuffers(expected))
+        return status;
+      return runEmulatedExecutable(*executable->emulated, entry, buffers);
     }
     auto it = executable->entries.find(entry);
     if (it == executable->entries.end())

@@ -12,9 +12,12 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 
+#include "llvm/ADT/StringMap.h"
+
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace llvm::json {
 class Array;
@@ -75,6 +78,48 @@ template <typename Fn> pb_status *guard(Fn &&body) {
   }
 }
 
+/// A kernel launch as an NVIDIA payload states it.
+struct LaunchSpec {
+  std::string module, kernel;
+  unsigned grid[3], block[3];
+  unsigned dynamicShared;
+  std::vector<size_t> args; // buffer indices
+};
+/// The launch plan of one entry.
+struct PlanSpec {
+  /// Per buffer: the caller's buffer index (argument) or -1 (temporary).
+  std::vector<int64_t> argumentIndex;
+  /// Per buffer: the bytes of a temporary (0 for arguments).
+  std::vector<size_t> temporaryBytes;
+  std::vector<LaunchSpec> launches;
+  /// The caller's buffers (inputs, then outputs): how many, and the bytes
+  /// of each from the metadata's shapes and element types.
+  size_t numBuffers;
+  std::vector<size_t> callerBytes;
+};
+/// One kernel module.
+struct ModuleSpec {
+  std::string name;
+  std::string image; // a cubin, or PTX (null-terminated when used)
+  const char *kind;
+  /// Its MLIR before NVVM lowering, for the emulator; absent in artifacts
+  /// compiled with emulation-ir=0.
+  std::optional<std::string> emulationIR;
+};
+/// The payload of an nvidia-ptx+plan artifact, checked.
+struct NvidiaPayload {
+  std::string arch;
+  std::vector<ModuleSpec> modules;
+  llvm::StringMap<PlanSpec> plans;
+};
+/// Reads and checks the payload (kernel modules and launch plans) of an
+/// NVIDIA artifact whose metadata lists `entries`: every index, size and
+/// name it refers to is in range before anything is loaded
+/// (NvidiaPayload.cpp).
+pb_status *parseNvidiaPayload(const pb_artifact &artifact,
+                              const llvm::json::Array &entries,
+                              NvidiaPayload &out);
+
 /// A loaded nvidia-ptx+plan artifact (CudaExecutable.cpp).
 struct CudaExecutable;
 struct CudaExecutableDeleter {
@@ -96,6 +141,31 @@ bool hasCudaEntry(const CudaExecutable &executable, llvm::StringRef entry,
 /// buffers, in order on `stream` (a CUstream; NULL is the default stream).
 pb_status *runCudaExecutable(CudaExecutable &executable, llvm::StringRef entry,
                              void *const *buffers, void *stream);
+
+/// An nvidia-ptx+plan artifact loaded into the kernel emulator
+/// (EmulatedExecutable.cpp).
+struct EmulatedExecutable;
+struct EmulatedExecutableDeleter {
+  void operator()(EmulatedExecutable *executable) const;
+};
+using EmulatedExecutablePtr =
+    std::unique_ptr<EmulatedExecutable, EmulatedExecutableDeleter>;
+
+/// Prepares the artifact's kernels in the emulator (the payload's
+/// "emulation_mlir" of every module) for the chip its "arch" names;
+/// `entries` are the metadata's. UNSUPPORTED when the library was built
+/// without the emulator.
+pb_status *loadEmulatedExecutable(const pb_artifact &artifact,
+                                  const llvm::json::Array &entries,
+                                  EmulatedExecutablePtr &out);
+/// Whether `entry` exists, and how many buffers (inputs, then outputs) it
+/// takes.
+bool hasEmulatedEntry(const EmulatedExecutable &executable,
+                      llvm::StringRef entry, size_t &numBuffers);
+/// Runs the plan of `entry` (which exists) on the caller's host buffers,
+/// launch after launch, and returns when all have run.
+pb_status *runEmulatedExecutable(EmulatedExecutable &executable,
+                                 llvm::StringRef entry, void *const *buffers);
 
 } // namespace mlir::pb::runtime
 

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """Prints what an NVIDIA artifact (payload format nvidia-ptx+plan) holds.
 
-usage: nvidia_artifact.py ARTIFACT [--plan] [--ptx] [--ptxas ARCH]
+usage: nvidia_artifact.py ARTIFACT [--plan] [--ptx] [--emulation-ir]
+                          [--ptxas ARCH]
   --plan        the launch plan of every entry, one launch a line
   --ptx         the PTX of every kernel module
+  --emulation-ir  the MLIR every kernel module keeps for the emulator
+                ("emulation_mlir"), after a line "// emulation module NAME",
+                or "// module NAME has no emulation IR"
   --ptxas ARCH  assemble every module's PTX with `ptxas -arch=ARCH -v` and
                 print ptxas's report ($POLYBLOCKS_PTXAS, else ptxas on PATH,
                 else /usr/local/cuda/bin/ptxas)
@@ -40,6 +44,7 @@ def main():
     parser.add_argument("artifact")
     parser.add_argument("--plan", action="store_true")
     parser.add_argument("--ptx", action="store_true")
+    parser.add_argument("--emulation-ir", action="store_true")
     parser.add_argument("--ptxas")
     args = parser.parse_args()
     payload = read_payload(args.artifact)
@@ -57,6 +62,12 @@ def main():
         if args.ptx:
             print("// module %s" % module["name"])
             print(module["ptx"])
+        if args.emulation_ir:
+            if "emulation_mlir" in module:
+                print("// emulation module %s" % module["name"])
+                print(module["emulation_mlir"])
+            else:
+                print("// module %s has no emulation IR" % module["name"])
         if args.ptxas:
             with tempfile.TemporaryDirectory() as tmp:
                 ptx = os.path.join(tmp, module["name"] + ".ptx")

@@ -3,16 +3,20 @@ driver and run on CUDA tensors.
 
 Without a driver (no libcuda.so.1) loading must fail with a clear error; the
 tests that run kernels are skipped unless torch.cuda.is_available() (they run
-on a GPU machine, see scripts/device/check)."""
+on a GPU machine, see scripts/device/check). Loading for the emulator
+(pbExecutableLoadEmulated) needs no driver: its errors are checked here."""
 
 import ctypes
+import json
 
 import pytest
 import torch
 
 import polyblocks
 from polyblocks import compiler
-from polyblocks._capi import PolyBlocksError, StatusCode
+from polyblocks._capi import PolyBlocksError, StatusCode, UnsupportedError
+
+from helpers import artifact_file
 
 MATMUL = """
 func.func @mm(%a: tensor<128x96xf32>, %b: tensor<96x80xf32>) -> tensor<128x80xf32> {
@@ -110,6 +114,60 @@ def test_nvidia_auto_without_cuda_is_a_clear_error():
         polyblocks.compile(MATMUL, target="nvidia-auto", cache=False)
     assert "nvidia-auto" in info.value.message
     assert "torch.cuda.is_available() is False" in info.value.message
+
+
+# ---------------------------------------------------------------------------
+# Loading for the emulator (pbExecutableLoadEmulated); test_emulator.py runs
+# kernels in it.
+# ---------------------------------------------------------------------------
+
+def _payload(art, tmp_path):
+    path = tmp_path / "a.pbart"
+    art.save(path)
+    _, payload = artifact_file.split(path.read_bytes())
+    return json.loads(payload)
+
+
+def test_payload_keeps_each_module_ir_for_the_emulator(tmp_path):
+    art = polyblocks.compile(MATMUL, target="nvidia-sm80", cache=False)
+    modules = _payload(art, tmp_path)["modules"]
+    assert modules
+    for module in modules:
+        text = module["emulation_mlir"]
+        # The module itself, before NVVM lowering: gpu ops, no inline PTX.
+        assert text.startswith("gpu.module @" + module["name"])
+        assert "gpu.func @" in text and "kernel" in text
+        assert "llvm.inline_asm" not in text and "pb.emulation_ir" not in text
+    off = polyblocks.compile(MATMUL, target="nvidia-sm80",
+                             options={"emulation-ir": 0}, cache=False)
+    assert off.metadata["options"] == "emulation-ir=0"
+    assert all("emulation_mlir" not in m for m in _payload(off, tmp_path)["modules"])
+
+
+def test_emulated_load_of_a_cpu_artifact_is_unsupported():
+    art = polyblocks.compile(SOFTMAX, target="cpu-host", cache=False)
+    with pytest.raises(UnsupportedError) as info:
+        art.executable(emulate=True)
+    assert info.value.code == StatusCode.UNSUPPORTED
+    assert "only NVIDIA artifacts" in info.value.message
+    assert "'elf-shared-object'" in info.value.message
+
+
+def test_emulated_load_without_emulation_ir_is_a_clear_error():
+    art = polyblocks.compile(SOFTMAX, target="nvidia-sm90",
+                             options={"emulation-ir": 0}, cache=False)
+    with pytest.raises(PolyBlocksError) as info:
+        art.executable(emulate=True)
+    assert info.value.code == StatusCode.RUNTIME_ERROR
+    assert "compiled with emulation-ir=0" in info.value.message
+
+
+def test_emulation_ir_option_takes_a_boolean():
+    with pytest.raises(PolyBlocksError) as info:
+        polyblocks.compile(SOFTMAX, target="nvidia-sm80",
+                           options="emulation-ir=maybe", cache=False)
+    assert info.value.code == StatusCode.INVALID_ARGUMENT
+    assert "option 'emulation-ir' takes 0 or 1" in info.value.message
 
 
 def test_other_targets_are_not_resolved():

@@ -45,7 +45,8 @@ static llvm::cl::opt<std::string>
                 "Comma-separated key=value options: fusion=0|1, "
                 "reduce-reduce-fusion=0|1, matrix-units=0|1, allow-tf32=0|1, "
                 "allow-tf32-convolutions=0|1, warpgroup-units=0|1, "
-                "pack-constants=0|1, timing=0|1, verify-each=0|1, threads=N, "
+                "pack-constants=0|1, emulation-ir=0|1, timing=0|1, "
+                "verify-each=0|1, threads=N, "
                 "kernel-cache=DIR, "
                 "pipeline=optimized|reference"),
             llvm::cl::init(""), llvm::cl::cat(toolCategory));

@@ -111,6 +111,12 @@ static llvm::cl::opt<bool> warpgroupUnits(
     llvm::cl::desc("Let S3 choose warpgroup-scope matrix units (default on)"),
     llvm::cl::cat(pbCategory));
 
+static llvm::cl::opt<bool> emulationIR(
+    "pb-emulation-ir", llvm::cl::init(false),
+    llvm::cl::desc("S4 keeps each GPU kernel module's IR for the emulator "
+                   "(pb.emulation_ir; default off, on in pb-compile)"),
+    llvm::cl::cat(pbCategory));
+
 static int unknownTarget(llvm::StringRef name) {
   llvm::errs() << "pb-opt: error: unknown target '" << name
                << "'; valid targets: " << pb::getValidTargetNames() << "\n";
@@ -171,6 +177,7 @@ int main(int argc, char **argv) {
   pipelineOptions.matrixUnits = enableMatrixUnits;
   pipelineOptions.allowTF32 = allowTF32;
   pipelineOptions.warpgroupUnits = warpgroupUnits;
+  pipelineOptions.emulationIR = emulationIR;
   std::vector<std::string> stages(pipelineStages.begin(), pipelineStages.end());
   for (const std::string &stage : stages) {
     if (!pb::isKnownStage(stage)) {

@@ -7,13 +7,18 @@
 //
 //   pb-run model.pbart [--entry=f] [--inputs=a.npy,b.npy] [--runs=N]
 //          [--warmup=W] [--check-against=ref.pbart] [--save-outputs=DIR]
+//          [--emulate]
 //
 // Runs each entry (or the one named) on .npy inputs or on seeded random
 // inputs, prints a checksum line per output and the median time of --runs
 // runs after --warmup runs. --check-against runs a second artifact (for
 // example the same module compiled with pipeline=reference) on the same
-// inputs and compares every output element (|a - b| <= atol + rtol * |b|);
-// any mismatch exits 1.
+// inputs and compares every output element, f16 and bf16 ones converted to
+// double (|a - b| <= atol + rtol * |b|); any mismatch exits 1. --emulate
+// loads the (NVIDIA) artifact with pbExecutableLoadEmulated: its kernels
+// run on the CPU in the emulator, on the same host buffers as a CPU
+// artifact's, and --check-against's artifact (a CPU build of the same
+// module) is loaded as usual.
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,6 +80,13 @@ static llvm::cl::opt<double> relTolerance("rtol", llvm::cl::init(1e-4),
 static llvm::cl::opt<double> absTolerance("atol", llvm::cl::init(1e-5),
                                           llvm::cl::desc("Absolute tolerance"),
                                           llvm::cl::cat(toolCategory));
+static llvm::cl::opt<bool> emulate(
+    "emulate",
+    llvm::cl::desc("Run an NVIDIA artifact's kernels on the CPU in the "
+                   "emulator, which checks their memory accesses, races and "
+                   "barriers (slow; --check-against's artifact runs as "
+                   "usual)"),
+    llvm::cl::cat(toolCategory));
 static llvm::cl::opt<std::string>
     saveOutputs("save-outputs",
                 llvm::cl::desc("Write outputs to DIR/<entry>.<i>.npy"),
@@ -105,9 +117,12 @@ static bool report(pb_status *status) {
   return false;
 }
 
-static bool load(const std::string &path, Loaded &loaded) {
+static bool load(const std::string &path, Loaded &loaded,
+                 bool emulated = false) {
   if (!report(pbArtifactLoad(path.c_str(), &loaded.artifact)) ||
-      !report(pbExecutableLoad(loaded.artifact, &loaded.executable)))
+      !report(emulated ? pbExecutableLoadEmulated(loaded.artifact,
+                                                  &loaded.executable)
+                       : pbExecutableLoad(loaded.artifact, &loaded.executable)))
     return false;
   auto metadata = llvm::json::parse(pbArtifactGetMetadata(loaded.artifact));
   if (!metadata) {
@@ -278,7 +293,7 @@ static bool runEntry(Loaded &loaded, Loaded *reference,
       ok = false;
       llvm::outs() << llvm::formatv(
           "MISMATCH {0}: output {1}: {2} of {3} values differ; first at "
-          "flat index {4}: {5} vs reference {6}\n",
+          "flat index {4}: {5:e6} vs reference {6:e6}\n",
           name, index, bad, got.getNumElements(), firstBad, got.get(firstBad),
           want.get(firstBad));
     }
@@ -295,7 +310,7 @@ int main(int argc, char **argv) {
   llvm::cl::ParseCommandLineOptions(argc, argv,
                                     "PolyBlocks runner: run an artifact\n");
   Loaded loaded;
-  if (!load(artifactFile, loaded))
+  if (!load(artifactFile, loaded, emulate))
     return 1;
   std::unique_ptr<Loaded> reference;
   if (!checkAgainst.empty()) {

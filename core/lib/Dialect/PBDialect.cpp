@@ -83,6 +83,14 @@ LogicalResult PBDialect::verifyOperationAttribute(Operation *op,
                              << "' is an array attribute of a function";
     return success();
   }
+  if (attr.getName() == kEmulationIRAttrName) {
+    // By name: the core does not depend on the GPU dialect.
+    if (!isa<StringAttr>(attr.getValue()) ||
+        op->getName().getStringRef() != "gpu.module")
+      return op->emitError() << "'" << kEmulationIRAttrName
+                             << "' is a string attribute of gpu.module";
+    return success();
+  }
   if (attr.getName() != kTargetAttrName)
     return op->emitError() << "unknown pb attribute '"
                            << attr.getName().getValue() << "'";

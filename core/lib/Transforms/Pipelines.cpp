@@ -127,7 +127,7 @@ LogicalResult mlir::pb::addStagePipeline(OpPassManager &pm,
         chip ? lookupTargetBackend(chip->vendor) : nullptr;
     if (!backend)
       return failure();
-    backend->addS4Pipeline(pm, *chip);
+    backend->addS4Pipeline(pm, *chip, options);
     return success();
   } else
     return failure();

@@ -57,6 +57,10 @@ class Options:
                   (NVIDIA targets). None (default): as PyTorch allows it,
                   torch.backends.cuda.matmul.allow_tf32 for matmuls and
                   torch.backends.cudnn.allow_tf32 for convolutions.
+    emulate:      run an explicit "nvidia-sm80"/"nvidia-sm90" target's
+                  kernels on the CPU through the kernel emulator (graphs on
+                  CPU tensors; slow, with compute-sanitizer's checks: for
+                  testing the GPU back end without a GPU).
     """
 
     target: str = "auto"
@@ -66,6 +70,7 @@ class Options:
     pipeline: str | None = None
     freeze: bool = False
     allow_tf32: bool | None = None
+    emulate: bool = False
 
     @classmethod
     def parse(cls, options: dict | None) -> "Options":
@@ -108,9 +113,17 @@ def graph_device(gm: fx.GraphModule) -> torch.device:
     return devices.pop() if devices else torch.device("cpu")
 
 
-def resolve_target(target: str, device: torch.device) -> str:
-    """The PolyBlocks target for a graph on ``device`` (see Options.target)."""
+def resolve_target(target: str, device: torch.device,
+                   emulate: bool = False) -> str:
+    """The PolyBlocks target for a graph on ``device`` (see Options.target
+    and Options.emulate)."""
     gpu = target.startswith("nvidia-")
+    if emulate:
+        if not gpu or target == "nvidia-auto" or device.type != "cpu":
+            raise Unsupported(f"emulate needs an explicit NVIDIA target "
+                              f"(nvidia-sm80, nvidia-sm90) and CPU tensors, "
+                              f"not target '{target}' on {device}")
+        return target
     if target == "auto":
         if device.type == "cpu":
             return "cpu-host"
@@ -190,7 +203,7 @@ def compile_graph(gm: fx.GraphModule, opts: Options) -> CompiledGraph:
     """Emits and compiles a fully supported graph (raises Unsupported or
     PolyBlocksError)."""
     device = graph_device(gm)
-    target = resolve_target(opts.target, device)
+    target = resolve_target(opts.target, device, opts.emulate)
     emitted = emit_graph(gm)
     if log.isEnabledFor(logging.DEBUG):
         log.debug("polyblocks: MLIR for %d ops:\n%s", len(emitted.ops), emitted.text)
@@ -202,7 +215,7 @@ def compile_graph(gm: fx.GraphModule, opts: Options) -> CompiledGraph:
     except PolyBlocksError as e:
         e.mlir = emitted.text  # for debugging
         raise
-    return CompiledGraph(emitted, art.executable(), device)
+    return CompiledGraph(emitted, art.executable(emulate=opts.emulate), device)
 
 
 # ---------------------------------------------------------------------------

@@ -97,6 +97,10 @@ typedef struct pb_artifact pb_artifact;
  *                      LLVM) is compiled again, in this or another model;
  *                      damaged files are ignored and rewritten; the
  *                      artifact is the same and "options" leave it out
+ *   emulation-ir=0|1   NVIDIA targets: keep each kernel module's MLIR
+ *                      (before NVVM lowering) in the payload, for
+ *                      pbExecutableLoadEmulated (default 1; 0 makes smaller
+ *                      artifacts that only run on a GPU)
  *   pipeline=optimized|reference  `reference` skips S3 and the S1/S2
  *                      rewrites that only make code faster
  *                      (pb-hoist-invariants, pb-pad-in-place): the
@@ -134,13 +138,34 @@ typedef struct pb_executable pb_executable;
  * thread's current CUDA context, else device 0's primary context. */
 PB_API pb_status *pbExecutableLoad(const pb_artifact *artifact,
                                    pb_executable **out_executable);
+/* Loads an NVIDIA artifact (format "nvidia-ptx+plan") to run on the CPU
+ * through the kernel emulator, which checks what compute-sanitizer checks
+ * (out-of-bounds and misaligned accesses, shared-memory races, barriers not
+ * reached by every thread...); no CUDA driver or GPU is needed. The
+ * executable's pbExecutableRun then takes host pointers (inputs, then
+ * outputs, aligned to the metadata's "buffer_alignment") and a NULL
+ * stream, and runs the plan's launches in order, synchronously: the
+ * outputs are written when it returns. Temporaries are allocated in host
+ * memory filled with 0xFF bytes (NaN in every float type), not zeroed, so
+ * that a kernel reading memory nothing wrote shows. A failed check is
+ * PB_STATUS_RUNTIME_ERROR with the emulator's message (the kernel, block,
+ * thread and address). Runs of one executable are serialized. Artifacts of
+ * other formats are PB_STATUS_UNSUPPORTED, as is a library built without the
+ * emulator; an NVIDIA artifact compiled with emulation-ir=0 (no kernel IR in
+ * its payload) is PB_STATUS_RUNTIME_ERROR saying so. Slow (blocks run one after
+ * another, every GPU thread emulated): meant for testing kernels on small
+ * programs. */
+PB_API pb_status *pbExecutableLoadEmulated(const pb_artifact *artifact,
+                                           pb_executable **out_executable);
 /* Runs `entry` with `num_buffers` buffers (inputs, then outputs). `stream`
  * is the caller's GPU stream for GPU targets and must be NULL on CPUs.
  * NVIDIA executables take device pointers and a CUstream (NULL: the default
  * stream); the kernels are enqueued on it in order and the call returns
  * without waiting for them, except when temporaries are freed without
  * stream-ordered allocation (then it synchronizes the stream). CUDA errors
- * become PB_STATUS_RUNTIME_ERROR with the driver's error name and message. */
+ * become PB_STATUS_RUNTIME_ERROR with the driver's error name and message.
+ * Executables of pbExecutableLoadEmulated take host pointers and a NULL
+ * stream (see there). */
 PB_API pb_status *pbExecutableRun(pb_executable *executable, const char *entry,
                                   void *const *buffers, size_t num_buffers,
                                   void *stream);

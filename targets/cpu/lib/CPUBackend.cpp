@@ -16,6 +16,7 @@
 #include "pb/CPU/CPUBackend.h"
 
 #include "pb/Target/Backend.h"
+#include "pb/Transforms/Passes.h"
 
 #include "ParallelCodegen.h"
 
@@ -71,8 +72,10 @@ static const char *const kCPUS4 =
     "pb-cpu-entry-wrappers,pb-strip-annotations";
 
 /// The pipeline is the same for every CPU chip: S3 already chose the
-/// vector widths and parallel loops from the chip's tables.
-static void addCPUS4Pipeline(OpPassManager &pm, const ChipDesc &) {
+/// vector widths and parallel loops from the chip's tables. No pipeline
+/// option concerns it.
+static void addCPUS4Pipeline(OpPassManager &pm, const ChipDesc &,
+                             const PipelineOptions &) {
   if (failed(parsePassPipeline(kCPUS4, pm, llvm::errs())))
     llvm::report_fatal_error("invalid built-in CPU S4 pipeline");
 }
@@ -292,7 +295,9 @@ void mlir::pb::cpu::registerCPUBackend() {
     registerPBCPUPasses();
     PassPipelineRegistration<>(
         "pb-cpu-s4", "Stage S4 for CPUs: OpenMP threads, vectors, LLVM",
-        [](OpPassManager &pm) { addCPUS4Pipeline(pm, ChipDesc()); });
+        [](OpPassManager &pm) {
+          addCPUS4Pipeline(pm, ChipDesc(), PipelineOptions());
+        });
     registerTargetBackend({Vendor::CPU, addCPUS4Pipeline, emitCPU});
     return true;
   }();

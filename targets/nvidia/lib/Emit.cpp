@@ -6,7 +6,8 @@
 //
 // The payload is one JSON document (format "nvidia-ptx+plan"):
 //   {"arch": "sm_90a",
-//    "modules": [{"name", "ptx", "cubin_base64" (when ptxas ran)}],
+//    "modules": [{"name", "ptx", "cubin_base64" (when ptxas ran),
+//                 "emulation_mlir" (when S4 kept it)}],
 //    "entries": [{"name",
 //                 "buffers": [{"kind": "argument", "index"} |
 //                             {"kind": "temporary", "bytes"}],
@@ -18,6 +19,10 @@
 // Buffers are numbered arguments first (inputs, then outputs, as the entry
 // takes them), then temporaries in allocation order; launches run in order
 // on one stream. Kernels take one bare device pointer per argument.
+// "emulation_mlir" is the kernel module's MLIR text before NVVM lowering
+// (S4's pb-nvidia-keep-emulation-ir; the compile option emulation-ir=0
+// leaves it out): a gpu.module of gpu, nvgpu and nvvm operations that
+// pbExecutableLoadEmulated runs on the CPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -356,6 +361,16 @@ LogicalResult mlir::pb::nvidia::emitNVIDIA(ModuleOp module,
     func->removeAttr(PBDialect::kLaunchWorkAttrName);
   }
 
+  // The kernels' IR for the emulator, taken off the modules before they
+  // are serialized (it is no attribute of their PTX).
+  llvm::StringMap<std::string> emulationIR;
+  for (auto gpuModule : module.getOps<gpu::GPUModuleOp>()) {
+    if (auto text = gpuModule->getAttrOfType<StringAttr>(
+            PBDialect::kEmulationIRAttrName))
+      emulationIR[gpuModule.getName()] = text.getValue().str();
+    gpuModule->removeAttr(PBDialect::kEmulationIRAttrName);
+  }
+
   std::string ptxas = findPtxas();
   PassManager pm(module.getContext());
   GpuModuleToBinaryPassOptions options;
@@ -390,6 +405,9 @@ LogicalResult mlir::pb::nvidia::emitNVIDIA(ModuleOp module,
           registersByModule[gpuBinary.getName()] = *registers;
         description["cubin_base64"] = llvm::encodeBase64(cubin);
       }
+      if (auto it = emulationIR.find(gpuBinary.getName());
+          it != emulationIR.end())
+        description["emulation_mlir"] = std::move(it->second);
       modules.push_back(std::move(description));
     }
   }

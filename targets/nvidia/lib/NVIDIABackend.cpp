@@ -9,14 +9,18 @@
 // loops onto blocks and threads
 // (pb-nvidia-prepare-parallel, pb-nvidia-map-to-gpu), outlines every launch
 // into a kernel of its own GPU module (upstream gpu-kernel-outlining),
-// attaches the chip's NVVM target (chip and PTX features from the .td) and
-// lowers the kernels to the NVVM/LLVM dialects with bare-pointer arguments.
+// attaches the chip's NVVM target (chip and PTX features from the .td),
+// keeps each kernel module's IR for the emulator when asked to
+// (pb-nvidia-keep-emulation-ir) and lowers the kernels to the NVVM/LLVM
+// dialects with bare-pointer arguments.
 // The host functions stay as they are: buffers, views and gpu.launch_func in
 // order, which S5 describes as the launch plan (Emit.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "pb/NVIDIA/NVIDIABackend.h"
+
+#include "pb/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -25,7 +29,8 @@
 using namespace mlir;
 using namespace mlir::pb;
 
-static std::string getS4Pipeline(const ChipDesc &chip) {
+static std::string getS4Pipeline(const ChipDesc &chip,
+                                 const PipelineOptions &options) {
   // Options of nvvm-attach-target come from the chip (LLVMCPU such as
   // "sm_90a", LLVMFeatures such as "+ptx80"); without a chip (the
   // registered `pb-nvidia-s4` pipeline) upstream's defaults apply.
@@ -35,6 +40,11 @@ static std::string getS4Pipeline(const ChipDesc &chip) {
   if (!chip.llvmFeatures.empty())
     attach += (" features=" + chip.llvmFeatures).str();
   attach += "}";
+  // The kernels' IR for the emulator is taken once the vector accesses
+  // state their alignment (which the emulator checks) and before NVVM
+  // lowering turns nvgpu/nvvm operations into inline PTX.
+  llvm::StringRef keepEmulationIR =
+      options.emulationIR ? "pb-nvidia-keep-emulation-ir," : "";
   return llvm::formatv(
              "pb-approximate-math,"
              "func.func(pb-nvidia-lower-matrix-units),"
@@ -44,7 +54,7 @@ static std::string getS4Pipeline(const ChipDesc &chip) {
              "gpu-kernel-outlining,"
              "pb-nvidia-check-launch-limits,{0},"
              "gpu.module(pb-nvidia-set-occupancy,pb-nvidia-align-vector-"
-             "accesses,"
+             "accesses,{1}"
              "convert-nvgpu-to-nvvm,"
              "convert-vector-to-scf,convert-scf-to-cf,convert-vector-to-llvm,"
              "expand-strided-metadata,lower-affine,"
@@ -53,14 +63,16 @@ static std::string getS4Pipeline(const ChipDesc &chip) {
              // inline PTX.
              "convert-nvvm-to-llvm,"
              "canonicalize,cse,reconcile-unrealized-casts),"
-             // S5 reads the launches' work (Emit.cpp).
-             "pb-strip-annotations{{keep=pb.launch_work}",
-             attach)
+             // S5 reads the launches' work and the kernels' IR for the
+             // emulator (Emit.cpp).
+             "pb-strip-annotations{{keep=pb.launch_work,pb.emulation_ir}",
+             attach, keepEmulationIR)
       .str();
 }
 
-static void addNVIDIAS4Pipeline(OpPassManager &pm, const ChipDesc &chip) {
-  if (failed(parsePassPipeline(getS4Pipeline(chip), pm, llvm::errs())))
+static void addNVIDIAS4Pipeline(OpPassManager &pm, const ChipDesc &chip,
+                                const PipelineOptions &options) {
+  if (failed(parsePassPipeline(getS4Pipeline(chip, options), pm, llvm::errs())))
     llvm::report_fatal_error("invalid built-in NVIDIA S4 pipeline");
 }
 
@@ -71,7 +83,9 @@ void mlir::pb::nvidia::registerNVIDIABackend() {
         "pb-nvidia-s4",
         "Stage S4 for NVIDIA GPUs: blocks, threads, kernels, NVVM (needs "
         "#pb.target on the module)",
-        [](OpPassManager &pm) { addNVIDIAS4Pipeline(pm, ChipDesc()); });
+        [](OpPassManager &pm) {
+          addNVIDIAS4Pipeline(pm, ChipDesc(), PipelineOptions());
+        });
     registerTargetBackend({Vendor::NVIDIA, addNVIDIAS4Pipeline, emitNVIDIA});
     return true;
   }();

@@ -62,6 +62,11 @@ def PB_Dialect : Dialect {
     /// in order, kept past kernel outlining for S5's estimate.
     static constexpr ::llvm::StringLiteral kLaunchWorkAttrName =
         "pb.launch_work";
+    /// String attribute on a GPU kernel module: the module's own MLIR text
+    /// as it was before the lowering to the vendor's LLVM dialect, which S5
+    /// puts into the payload for running the kernels in an emulator.
+    static constexpr ::llvm::StringLiteral kEmulationIRAttrName =
+        "pb.emulation_ir";
   }];
 }
 

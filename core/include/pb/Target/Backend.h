@@ -25,6 +25,8 @@
 
 namespace mlir::pb {
 
+struct PipelineOptions;
+
 /// What a compiled module holds for the runtime, besides its code.
 struct EmittedBinary {
   /// The loadable payload: a shared object (CPUs) or a GPU module image.
@@ -55,8 +57,11 @@ struct EmitOptions {
 struct TargetBackend {
   Vendor vendor;
   /// Adds S4: the target mapping of S3's output, down to the LLVM dialect
-  /// (and GPU modules where the vendor has them).
-  void (*addS4Pipeline)(OpPassManager &pm, const ChipDesc &chip);
+  /// (and GPU modules where the vendor has them). `options` are the
+  /// pipeline's (pb/Transforms/Passes.h); a back end reads those that
+  /// concern it.
+  void (*addS4Pipeline)(OpPassManager &pm, const ChipDesc &chip,
+                        const PipelineOptions &options);
   /// S5: emits the binary from S4's output. Errors are reported on the
   /// module's location and return failure.
   /// `timing` is S5's scope in the timing report (disabled unless asked

@@ -159,6 +159,12 @@ struct PipelineOptions {
   /// (pb-hoist-invariants, pb-pad-in-place); off in the reference
   /// pipeline, so that its results check them.
   bool optionalRewrites = true;
+  /// GPU back ends keep each kernel module's IR as it is before the
+  /// vendor's lowering to its LLVM dialect (NVIDIA: a `pb.emulation_ir`
+  /// string on every gpu.module, which S5 moves into the payload), so that
+  /// the runtime can run the kernels on the CPU through an emulator. Off
+  /// in pb-opt's S4 output unless asked for; on in pbCompile's artifacts.
+  bool emulationIR = false;
 };
 
 /// The stage names addStagePipeline knows, in pipeline order.

@@ -32,6 +32,33 @@ def PBNVIDIACheckLaunchLimitsPass
   let dependentDialects = ["gpu::GPUDialect"];
 }
 
+def PBNVIDIAKeepEmulationIRPass
+    : Pass<"pb-nvidia-keep-emulation-ir", "gpu::GPUModuleOp"> {
+  let summary = "Record each kernel module's IR for running it in the "
+                "emulator";
+  let description = [{
+    Stage S4, after `pb-nvidia-align-vector-accesses`, before the kernels
+    are lowered to NVVM and LLVM; only when the pipeline option
+    `emulationIR` asks for it (pbCompile's default, `emulation-ir=1`;
+    pb-opt's `--pb-emulation-ir`). The GPU module is printed in its custom
+    form, without locations and with every attribute in full, into the
+    string attribute `pb.emulation_ir` on the module. S5 moves it into the
+    payload (`emulation_mlir` of the module), where
+    `pbExecutableLoadEmulated` reads it to run the kernels on the CPU:
+    their gpu, nvgpu and nvvm operations still have CUDA's semantics there,
+    which the LLVM dialect's inline PTX and intrinsics no longer state.
+
+      gpu.module @k_kernel [#nvvm.target<...>] {
+        gpu.func @k_kernel(...) kernel { ... }
+      }
+    ->
+      gpu.module @k_kernel [#nvvm.target<...>]
+          attributes {pb.emulation_ir = "gpu.module @k_kernel ..."} {
+        gpu.func @k_kernel(...) kernel { ... }
+      }
+  }];
+}
+
 def PBNVIDIALowerMatrixUnitsPass
     : Pass<"pb-nvidia-lower-matrix-units", "func::FuncOp"> {
   let summary = "Lower contractions tagged pb.matrix_unit into tensor-core "
