@@ -8,19 +8,28 @@ polynomial exp, f32) and f16 matmuls on the tensor cores (mma.sync; wgmma
 on sm90 where N is 128), f32-accumulated and rounded to f16 once. Edited
 artifacts check what the runtime gives the emulator: each argument's size
 (a kernel reading past it is an error) and temporaries that are not
-zeroed."""
+zeroed.
+
+The GPU tests of test_cuda_runtime.py (an f32 matmul on the CUDA cores, the
+softmax of zeros) and of test_torch_cuda.py (torch.compile of an MLP, an
+f16 linear layer and a small CNN, in f32 and with tf32 convolutions) run
+here emulated, with the backend's ``emulate`` option and an explicit
+target, on CPU tensors, with those tests' tolerances; the tensor-core
+cases of test_cuda_tensor_cores.py are in test_emulator_matmul.py."""
 
 import ctypes
 import json
 
 import pytest
 import torch
+import torch.nn as nn
+import torch.nn.functional as F
 
 import polyblocks
 from polyblocks._capi import PolyBlocksError, StatusCode
 from polyblocks.bench.gpu import matmul_text
 
-from helpers import artifact_file
+from helpers import artifact_file, compile_strict
 
 TARGETS = ["nvidia-sm80", "nvidia-sm90"]
 
@@ -78,6 +87,93 @@ def test_f16_matmul(target, m, n, k):
     # to f16: within an f16 ulp or two of the f64 result's rounding.
     expected = (a.double() @ b.double()).half()
     torch.testing.assert_close(c, expected, rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_f32_matmul(target):
+    # f32 stays off the tensor cores by default: a CUDA-core kernel with
+    # tiles in shared memory.
+    torch.manual_seed(0)
+    a, b = torch.randn(128, 96), torch.randn(96, 80)
+    (c,) = _emulated(matmul_text(128, 80, 96, torch.float32), target).run("mm", [a, b])
+    torch.testing.assert_close(c, a @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_softmax_of_zeros_is_uniform(target):
+    (y,) = _emulated(SOFTMAX, target).run("softmax", [torch.zeros(32, 256)])
+    torch.testing.assert_close(y, torch.full((32, 256), 1 / 256))
+
+
+class MLP(nn.Module):
+    def __init__(self, width=64):
+        super().__init__()
+        self.fc1 = nn.Linear(32, width)
+        self.fc2 = nn.Linear(width, 10)
+
+    def forward(self, x):
+        return F.log_softmax(self.fc2(F.gelu(self.fc1(x))), dim=-1)
+
+
+def _cnn():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+                          nn.MaxPool2d(2), nn.Conv2d(8, 16, 3, stride=2, padding=1),
+                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 5))
+    with torch.no_grad():  # non-trivial batch-norm statistics
+        model[1].running_mean.uniform_(-0.5, 0.5)
+        model[1].running_var.uniform_(0.5, 2.0)
+    return model.eval(), torch.randn(2, 3, 32, 32)
+
+
+def _cudnn_tf32(allow: bool):
+    cudnn = torch.backends.cudnn
+    return cudnn.flags(enabled=cudnn.enabled, benchmark=cudnn.benchmark,
+                       deterministic=cudnn.deterministic, allow_tf32=allow)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_torch_mlp(target):
+    torch.manual_seed(0)
+    model = MLP().eval()
+    x = torch.randn(8, 32)
+    with torch.no_grad():
+        out = compile_strict(model, target=target, emulate=True)(x)
+        torch.testing.assert_close(out, model(x), rtol=1e-4, atol=1e-5)
+    assert out.device.type == "cpu"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_torch_half_linear(target):
+    # On the tensor cores (f16 operands, f32 sums).
+    torch.manual_seed(0)
+    model = nn.Linear(256, 128).half().eval()
+    x = torch.randn(2, 64, 256, dtype=torch.float16)
+    with torch.no_grad():
+        out = compile_strict(model, target=target, emulate=True)(x)
+        ref = model.float()(x.float())
+    assert out.dtype == torch.float16
+    err = (out.float() - ref).abs().max().item() / ref.abs().max().item()
+    assert err < 2e-3, f"relative error {err:.2e}"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_torch_cnn(target):
+    model, x = _cnn()
+    with _cudnn_tf32(False), torch.no_grad():  # f32 throughout, on both sides
+        torch.testing.assert_close(compile_strict(model, target=target, emulate=True)(x),
+                                   model(x), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_torch_cnn_tf32(target):
+    # As PyTorch allows by default: convolutions on the tf32 tensor cores.
+    model, x = _cnn()
+    with _cudnn_tf32(True), torch.no_grad():
+        out = compile_strict(model, target=target, emulate=True)(x)
+        ref = model.double()(x.double())
+    err = (out.double() - ref).abs().max().item() / ref.abs().max().item()
+    assert err < 5e-3, f"relative error {err:.2e}"
 
 
 def test_outputs_in_place_and_repeated_runs():

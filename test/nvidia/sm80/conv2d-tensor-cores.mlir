@@ -6,6 +6,9 @@
 // GEMM on the tensor cores (M = 2 x 14 x 14, N = 256, K = 3 x 3 x 256): the
 // input tiles are gathered by cp.async straight from the padded input, with
 // no im2col buffer (the plan's temporaries are the layout copies only).
+// Not run in the emulator here: 231 M multiply-adds take it about 11 s.
+// ../emulate-conv2d-tensor-cores.mlir runs the same convolution with 128
+// channels (the same three launches and tensor-core kernel) emulated.
 
 // CHECK: entry conv
 // CHECK: launch conv_kernel{{.*}} block [256, 1, 1] shared 29184 args

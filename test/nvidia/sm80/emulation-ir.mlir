@@ -3,11 +3,18 @@
 // RUN: %nvidia_artifact %t.pbart --emulation-ir | pb-opt | FileCheck %s --check-prefix=PARSED
 // RUN: pb-compile %s --target=nvidia-sm80 --options=emulation-ir=0 -o %t.off.pbart
 // RUN: %nvidia_artifact %t.off.pbart --plan --emulation-ir | FileCheck %s --check-prefix=OFF
+// RUN: pb-compile %s --target=cpu-host --options=pipeline=reference -o %t.ref.pbart
+// RUN: pb-run --emulate %t.pbart --check-against=%t.ref.pbart | FileCheck %s --check-prefix=EMU
 // Every kernel module of the payload keeps its MLIR before NVVM lowering
 // ("emulation_mlir", for pbExecutableLoadEmulated): a gpu.module of gpu,
 // nvgpu and vector operations (the f16 matmul's tensor-core kernel:
 // cp.async, ldmatrix, mma.sync) that parses on its own; emulation-ir=0
-// leaves it out.
+// leaves it out (pb-run-emulate.mlir: such an artifact is refused). The
+// kernels, run in the emulator, match a cpu-host build (pipeline=reference;
+// f16 operands, f32 accumulation on both sides) within pb-run's default
+// tolerances.
+// EMU: mm: output 0 f32 [64,32]
+// EMU: OK mm: 2048 values match the reference
 
 // The fill, then the tensor-core kernel (a module of its own).
 // CHECK: launch mm_kernel grid [64, 1, 1]

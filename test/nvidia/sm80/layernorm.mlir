@@ -1,8 +1,12 @@
 // RUN: pb-compile %s --target=nvidia-sm80 -o %t.pbart
 // RUN: %nvidia_artifact %t.pbart --plan --ptx | FileCheck %s
 // RUN: %if ptxas %{ %nvidia_artifact %t.pbart --ptxas sm_80 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: pb-compile %s --target=cpu-host --options=pipeline=reference -o %t.ref.pbart
+// RUN: pb-run --emulate %t.pbart --check-against=%t.ref.pbart | FileCheck %s --check-prefix=EMU
 // layernorm through S1-S5 for nvidia-sm80: every kernel reads its block and thread
-// ids, and ptxas assembles every module without spills.
+// ids, ptxas assembles every module without spills, and the kernels,
+// run in the emulator, match a cpu-host build of the module
+// (pipeline=reference) within pb-run's default f32 tolerances.
 
 // CHECK: arch sm_80
 // CHECK: entry layernorm
@@ -14,6 +18,9 @@
 // CHECK: st.global
 // PTXAS-NOT: error
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
+
+// EMU: layernorm: output 0 f32 [32,256]
+// EMU: OK layernorm: 8192 values match the reference
 
 #id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (i)>

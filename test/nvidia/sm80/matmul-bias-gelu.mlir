@@ -4,6 +4,10 @@
 // RUN: pb-compile %s --target=nvidia-sm80 --options=allow-tf32=1 -o %t.tf32.pbart
 // RUN: %nvidia_artifact %t.tf32.pbart --plan --ptx | FileCheck %s --check-prefix=TF32
 // RUN: %if ptxas %{ %nvidia_artifact %t.tf32.pbart --ptxas sm_80 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: pb-compile %s --target=cpu-host --options=pipeline=reference -o %t.ref.pbart
+// RUN: pb-run --emulate %t.pbart --check-against=%t.ref.pbart | FileCheck %s --check-prefix=EMU
+// RUN: pb-run --emulate %t.tf32.pbart --check-against=%t.ref.pbart --rtol=1e-3 --atol=2e-2 \
+// RUN:   | FileCheck %s --check-prefix=EMU
 // With allow-tf32 the matmul runs on the tensor cores and the bias + GELU
 // epilogue runs in its stores: two launches (C's fill, then the kernel,
 // which reads the bias, argument 2), no third for the epilogue.
@@ -14,6 +18,12 @@
 // TF32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // matmul-bias-gelu through S1-S5 for nvidia-sm80: every kernel reads its block and thread
 // ids, and ptxas assembles every module without spills.
+// Both builds, run in the emulator, match a cpu-host build
+// (pipeline=reference): the f32 one within pb-run's default tolerances; the
+// tf32 one within 2e-2, as the tensor cores read 10-bit mantissas (each
+// product off by up to 2^-9 of its magnitude, about 0.25 on average for
+// inputs in [-1, 1], with either sign: well under 2e-2 over 64 products,
+// and GELU's slope is at most 1.13).
 
 // CHECK: arch sm_80
 // CHECK: entry dense_gelu
@@ -25,6 +35,9 @@
 // CHECK: st.global
 // PTXAS-NOT: error
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
+
+// EMU: dense_gelu: output 0 f32 [128,96]
+// EMU: OK dense_gelu: 12288 values match the reference
 
 #id = affine_map<(i, j) -> (i, j)>
 #col = affine_map<(i, j) -> (j)>

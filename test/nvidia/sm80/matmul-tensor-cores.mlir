@@ -5,11 +5,31 @@
 // RUN: pb-compile %s --target=nvidia-sm80 --options=allow-tf32=1 -o %t.tf32.pbart
 // RUN: %nvidia_artifact %t.tf32.pbart --plan --ptx | FileCheck %s --check-prefix=TF32
 // RUN: %if ptxas %{ %nvidia_artifact %t.tf32.pbart --ptxas sm_80 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: sed '/^func.func @linear_bf16/,/^}/d' %s > %t.cpu.mlir
+// RUN: pb-compile %t.cpu.mlir --target=cpu-host --options=pipeline=reference -o %t.ref.pbart
+// RUN: pb-run --emulate %t.pbart --entry=mm_f16 --check-against=%t.ref.pbart --rtol=1e-2 --atol=5e-2 \
+// RUN:   | FileCheck %s --check-prefix=EMU-F16
+// RUN: pb-run --emulate %t.pbart --entry=mm_f32 --check-against=%t.ref.pbart \
+// RUN:   | FileCheck %s --check-prefix=EMU-F32
+// RUN: pb-run --emulate %t.tf32.pbart --entry=mm_f16 --check-against=%t.ref.pbart --rtol=1e-2 --atol=5e-2 \
+// RUN:   | FileCheck %s --check-prefix=EMU-F16
+// RUN: pb-run --emulate %t.tf32.pbart --entry=mm_f32 --check-against=%t.ref.pbart --rtol=1e-3 --atol=2e-2 \
+// RUN:   | FileCheck %s --check-prefix=EMU-F32
 // Matmuls through S1-S5 on the tensor cores: f16 (f32 accumulation, f16
 // result) and, with allow-tf32, f32 on tf32 units. The product is one
 // kernel of 256 threads (64 x 64 tiles: 128 x 128 would leave SMs idle)
 // with the operand tiles in dynamic shared memory,
 // filled by cp.async and read by ldmatrix (f16) or ld.shared (tf32).
+//
+// Both builds' kernels run in the emulator against a cpu-host build
+// (pipeline=reference) of the module less @linear_bf16 (the CPU's bf16
+// arithmetic does not load, see ../emulate-bf16-cpu-reference.mlir;
+// ../emulate-bf16.mlir checks that kernel). The CPU's f16 product rounds
+// every partial sum to f16 (the kernel accumulates in f32): over 128
+// products of inputs in [-1, 1], sums up to about 17, it drifts by a few
+// f16 ulps (2^-6 there), hence 5e-2. f32 on the CUDA cores matches within
+// pb-run's default tolerances; tf32 within 2e-2 (10-bit mantissas: each
+// product off by up to 2^-9 of its magnitude, either sign, over 64).
 
 // CHECK: arch sm_80
 // CHECK: entry mm_f16
@@ -41,6 +61,11 @@
 // TF32: ld.shared.b32
 // TF32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
 // TF32: st.global.b32
+
+// EMU-F16: mm_f16: output 0 f16 [256,192]
+// EMU-F16: OK mm_f16: 49152 values match the reference
+// EMU-F32: mm_f32: output 0 f32 [96,200]
+// EMU-F32: OK mm_f32: 19200 values match the reference
 
 // PTXAS-NOT: error
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads

@@ -4,6 +4,12 @@
 // RUN: %nvidia_artifact %t.pbart --plan | FileCheck %s --check-prefix=PLAN
 // RUN: pb-opt --target=nvidia-sm90 --pb-pipeline=s1,s2,s3,s4 --pb-explain %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: %if ptxas %{ pb-compile %s --target=nvidia-sm90 -o %t.ptxas.pbart --estimate | FileCheck %s --check-prefix=REGS %}
+// RUN: pb-compile %s --target=cpu-host --options=pipeline=reference -o %t.ref.pbart
+// RUN: pb-run --emulate %t.pbart --check-against=%t.ref.pbart --rtol=0 --atol=0 \
+// RUN:   | FileCheck %s --check-prefix=EMU
+// RUN: pb-run --emulate %t80.pbart --check-against=%t.ref.pbart --rtol=0 --atol=0 \
+// RUN:   | FileCheck %s --check-prefix=EMU
+// RUN: %if ptxas %{ pb-run --emulate %t.ptxas.pbart --check-against=%t.ref.pbart --rtol=0 --atol=0 | FileCheck %s --check-prefix=EMU %}
 //
 // The roofline estimate of each launch, every figure from the .td, checked
 // by hand (without ptxas, so registers are unknown and do not limit):
@@ -40,6 +46,13 @@
 // EXPLAIN: remark: pb-explain: estimate: 12582912 B, FLOPs: 1048576 vector f32; 512 blocks x 512 threads, 0 B shared, registers unknown; 4 blocks per SM (threads), 1 wave(s), 100% of the chip; memory 2.62 us, compute 0.02 us, launch 4.00 us -> 6.62 us (memory-bound)
 //
 // With ptxas, its register count enters the occupancy.
+//
+// The kernels of every build, run in the emulator, match a cpu-host build
+// (pipeline=reference) exactly (one rounding either way).
+// EMU: add: output 0 f32 [1024,1024]
+// EMU: OK add: 1048576 values match the reference
+// EMU: small: output 0 f32 [64,64]
+// EMU: OK small: 4096 values match the reference
 // REGS: add_kernel 512 x 512 {{[0-9]+}} 4 (
 
 func.func @add(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {

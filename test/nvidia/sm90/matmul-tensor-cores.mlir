@@ -6,6 +6,20 @@
 // RUN: %if ptxas %{ %nvidia_artifact %t.tf32.pbart --ptxas sm_90a | FileCheck %s --check-prefix=PTXAS %}
 // RUN: pb-compile %s --target=nvidia-sm90 --options=warpgroup-units=0 -o %t.warp.pbart
 // RUN: %nvidia_artifact %t.warp.pbart --plan --ptx | FileCheck %s --check-prefix=WARP
+// RUN: sed '/^func.func @mm_bf16_bt/,/^}/d' %s > %t.cpu.mlir
+// RUN: pb-compile %t.cpu.mlir --target=cpu-host --options=pipeline=reference -o %t.ref.pbart
+// RUN: pb-run --emulate %t.pbart --entry=mm_f16 --check-against=%t.ref.pbart --rtol=1e-2 --atol=5e-2 \
+// RUN:   | FileCheck %s --check-prefix=EMU-F16
+// RUN: pb-run --emulate %t.pbart --entry=mm_f32 --check-against=%t.ref.pbart \
+// RUN:   | FileCheck %s --check-prefix=EMU-F32
+// RUN: pb-run --emulate %t.tf32.pbart --entry=mm_f16 --check-against=%t.ref.pbart --rtol=1e-2 --atol=5e-2 \
+// RUN:   | FileCheck %s --check-prefix=EMU-F16
+// RUN: pb-run --emulate %t.tf32.pbart --entry=mm_f32 --check-against=%t.ref.pbart --rtol=1e-3 --atol=2e-2 \
+// RUN:   | FileCheck %s --check-prefix=EMU-F32
+// RUN: pb-run --emulate %t.warp.pbart --entry=mm_f16 --check-against=%t.ref.pbart --rtol=1e-2 --atol=5e-2 \
+// RUN:   | FileCheck %s --check-prefix=EMU-F16
+// RUN: pb-run --emulate %t.warp.pbart --entry=mm_f32 --check-against=%t.ref.pbart \
+// RUN:   | FileCheck %s --check-prefix=EMU-F32
 // Matmuls through S1-S5 on the H200's tensor cores. f16 and bf16 run on the
 // chip's largest unit, the warpgroup's wgmma: a kernel of one warpgroup per
 // 64 x 128 block tile (two warpgroups, 128 x 128, would leave SMs idle),
@@ -16,6 +30,17 @@
 // allow-tf32 has B indexed (k, n), which wgmma reads only for 16-bit types:
 // it runs on the warp-level tf32 mma.sync. With warpgroup-units=0, f16 runs
 // on mma.sync as well.
+//
+// The three builds' kernels run in the emulator against a cpu-host build
+// (pipeline=reference) of the module less @mm_bf16_bt (the CPU's bf16
+// arithmetic does not load, see ../emulate-bf16-cpu-reference.mlir;
+// ../emulate-bf16.mlir checks that kernel on both unit families). The
+// CPU's f16 product rounds every partial sum to f16 (the kernels accumulate
+// in f32): over 128 products of inputs in [-1, 1], sums up to about 17, it
+// drifts by a few f16 ulps (2^-6 there), hence 5e-2. f32 on the CUDA cores
+// matches within pb-run's default tolerances; tf32 within 2e-2 (10-bit
+// mantissas: each product off by up to 2^-9 of its magnitude, either sign,
+// over 64).
 
 // CHECK: arch sm_90a
 // CHECK: entry mm_f16
@@ -55,6 +80,11 @@
 // WARP: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
 // WARP: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // WARP-NOT: wgmma
+
+// EMU-F16: mm_f16: output 0 f16 [256,192]
+// EMU-F16: OK mm_f16: 49152 values match the reference
+// EMU-F32: mm_f32: output 0 f32 [96,200]
+// EMU-F32: OK mm_f32: 19200 values match the reference
 
 // PTXAS-NOT: error
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads

@@ -1,6 +1,8 @@
 // RUN: pb-compile %s --target=nvidia-sm90 -o %t.pbart
 // RUN: %nvidia_artifact %t.pbart --plan --ptx | FileCheck %s
 // RUN: %if ptxas %{ %nvidia_artifact %t.pbart --ptxas sm_90a | FileCheck %s --check-prefix=PTXAS %}
+// RUN: pb-compile %s --target=cpu-host --options=pipeline=reference -o %t.ref.pbart
+// RUN: pb-run --emulate %t.pbart --check-against=%t.ref.pbart | FileCheck %s --check-prefix=EMU
 // A matmul through S1-S5 for the H200: the fill joins the product's row and
 // column loops (S3's pb-fuse-reductions), so one kernel zeroes each output
 // element and accumulates it in a register; the 4 x 3 tiles of 64 x 64
@@ -9,7 +11,10 @@
 // joins the grid loop): 24 blocks of 1024 threads. Each block copies its
 // 32 x 128 tile of A and 128 x 64 tile of B into shared memory (S3's
 // pb-promote-to-scratchpad; rows padded by 4 f32: 51712 B of dynamic shared
-// memory), synchronizes, and reads the copies.
+// memory), synchronizes, and reads the copies. Run in the emulator (no
+// race between the copies and the reads, no access out of bounds), the
+// kernel matches a cpu-host build (pipeline=reference) within pb-run's
+// default f32 tolerances.
 
 // CHECK: arch sm_90a
 // CHECK: entry matmul
@@ -30,6 +35,9 @@
 // PTXAS-NOT: error
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: bytes spill
+
+// EMU: matmul: output 0 f32 [256,192]
+// EMU: OK matmul: 49152 values match the reference
 
 func.func @matmul(%a: tensor<256x128xf32>, %b: tensor<128x192xf32>) -> tensor<256x192xf32> {
   %zero = arith.constant 0.0 : f32

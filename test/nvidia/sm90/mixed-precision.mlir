@@ -5,6 +5,19 @@
 // RUN: %nvidia_artifact %t.pbart --plan --ptx | FileCheck %s
 // RUN: pb-compile %s --target=nvidia-sm80 -o %t80.pbart
 // RUN: %nvidia_artifact %t80.pbart --ptx | FileCheck %s --check-prefix=SM80
+// RUN: pb-compile %s --target=cpu-host --options=pipeline=reference -o %t.ref.pbart
+// RUN: pb-run --emulate %t.pbart --entry=mm_f16 --check-against=%t.ref.pbart --rtol=2e-3 --atol=2e-3 \
+// RUN:   | FileCheck %s --check-prefix=EMU-F16
+// RUN: pb-run --emulate %t.pbart --entry=bmm_bf16 --check-against=%t.ref.pbart \
+// RUN:   | FileCheck %s --check-prefix=EMU-BF16
+// RUN: pb-run --emulate %t.pbart --entry=mm_i8 --check-against=%t.ref.pbart --rtol=0 --atol=0 \
+// RUN:   | FileCheck %s --check-prefix=EMU-I8
+// RUN: pb-run --emulate %t80.pbart --entry=mm_f16 --check-against=%t.ref.pbart --rtol=2e-3 --atol=2e-3 \
+// RUN:   | FileCheck %s --check-prefix=EMU-F16
+// RUN: pb-run --emulate %t80.pbart --entry=bmm_bf16 --check-against=%t.ref.pbart \
+// RUN:   | FileCheck %s --check-prefix=EMU-BF16
+// RUN: pb-run --emulate %t80.pbart --entry=mm_i8 --check-against=%t.ref.pbart --rtol=0 --atol=0 \
+// RUN:   | FileCheck %s --check-prefix=EMU-I8
 // Mixed-precision contractions as the torch frontend emits f16 and bf16
 // models (and as autocast produces them): 16-bit operands widened to an f32
 // accumulator inside the contraction, the result truncated afterwards.
@@ -12,6 +25,19 @@
 // so S2 keeps these contractions and S3 maps them like plain ones; the
 // truncation is the epilogue S4 fuses into the kernel's stores. Before,
 // S2 lowered them to loops: a scalar kernel of 1024 threads.
+//
+// Both chips' kernels, run in the emulator, match a cpu-host build
+// (pipeline=reference), which accumulates in f32 as well: the f16 result
+// within two f16 ulps (2^-10 relative each; the f32 sums differ only in
+// their order), the f32 one within pb-run's default tolerances, the i8
+// loops exactly.
+
+// EMU-F16: mm_f16: output 0 f16 [256,256]
+// EMU-F16: OK mm_f16: 65536 values match the reference
+// EMU-BF16: bmm_bf16: output 0 f32 [4,128,128]
+// EMU-BF16: OK bmm_bf16: 65536 values match the reference
+// EMU-I8: mm_i8: output 0 i32 [64,64]
+// EMU-I8: OK mm_i8: 4096 values match the reference
 
 // S3-LABEL: func.func @mm_f16
 // S3: linalg.matmul {pb.matrix_unit = "WGMMA_F32_64x128x16_F16"} ins(%{{.*}}, %{{.*}} : memref<256x128xf16>, memref<128x256xf16>) outs(%{{.*}} : memref<256x256xf32>)

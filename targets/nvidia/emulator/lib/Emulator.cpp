@@ -40,8 +40,11 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <atomic>
 #include <cstring>
+#include <mutex>
 #include <sys/mman.h>
+#include <thread>
 
 using namespace mlir;
 using namespace mlir::pb::nvidia::emulator;
@@ -52,10 +55,10 @@ struct Program::Impl {
   std::vector<OwningOpRef<ModuleOp>> modules;
   /// Kernels by "module/kernel".
   llvm::StringMap<Kernel> kernels;
+  /// The memory of the modules' memref.globals.
+  std::vector<std::unique_ptr<char[]>> globalMemory;
+  std::vector<std::unique_ptr<Allocation>> globalAllocations;
   DeviceLimits limits;
-  /// Barrier intervals, unique over the program's life so that shadow
-  /// state of earlier blocks never matches a later block's.
-  uint32_t epoch = 1;
 };
 
 Program::Program(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
@@ -63,6 +66,62 @@ Program::~Program() = default;
 
 static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// Host memory for a memref.global: its initial value (a constant's
+/// elements) or, without one, a pattern.
+static llvm::Error addGlobal(Program::Impl &impl, llvm::StringRef module,
+                             memref::GlobalOp global, Globals &globals) {
+  MemRefType type = global.getType();
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  unsigned elementBits = type.getElementTypeBitWidth();
+  if (!type.hasStaticShape() || elementBits % 8 ||
+      failed(type.getStridesAndOffset(strides, offset)) ||
+      !type.getLayout().isIdentity())
+    return makeError("global '" + global.getSymName() + "' of module '" +
+                     module + "' is not a static buffer of whole bytes");
+  if (isa_and_nonnull<gpu::AddressSpaceAttr>(type.getMemorySpace()))
+    return makeError("global '" + global.getSymName() + "' of module '" +
+                     module + "' is in shared memory, which is not emulated");
+  size_t bytes = type.getNumElements() * (elementBits / 8);
+  auto memory = std::make_unique<char[]>(bytes + 16);
+  char *data = memory.get() + (-reinterpret_cast<uintptr_t>(memory.get()) & 15);
+  std::memset(data, 0xFF, bytes);
+  if (auto init =
+          dyn_cast_or_null<DenseElementsAttr>(global.getInitialValueAttr())) {
+    ArrayRef<char> raw = init.getRawData();
+    if (init.isSplat()) {
+      size_t elementBytes = elementBits / 8;
+      for (size_t at = 0; at < bytes; at += elementBytes)
+        std::memcpy(data + at, raw.data(), elementBytes);
+    } else if (raw.size() == bytes) {
+      std::memcpy(data, raw.data(), bytes);
+    } else {
+      return makeError("global '" + global.getSymName() + "' of module '" +
+                       module +
+                       "' has an initial value the emulator cannot "
+                       "read");
+    }
+  } else if (global.getInitialValueAttr()) {
+    return makeError("global '" + global.getSymName() + "' of module '" +
+                     module +
+                     "' has an initial value the emulator cannot "
+                     "read");
+  }
+  auto allocation = std::make_unique<Allocation>(Allocation{
+      data, data + bytes, Space::Global,
+      ("global @" + global.getSymName()).str(), global.getConstant()});
+  auto memref = std::make_shared<MemRefValue>();
+  memref->data = data;
+  memref->sizes.assign(type.getShape().begin(), type.getShape().end());
+  memref->strides.assign(strides.begin(), strides.end());
+  memref->elementBytes = elementBits / 8;
+  memref->allocation = allocation.get();
+  globals[global.getSymName()] = std::move(memref);
+  impl.globalMemory.push_back(std::move(memory));
+  impl.globalAllocations.push_back(std::move(allocation));
+  return llvm::Error::success();
 }
 
 llvm::Expected<std::unique_ptr<Program>>
@@ -90,7 +149,11 @@ Program::create(llvm::ArrayRef<ModuleText> modules,
     if (!module)
       return makeError("the emulation IR of kernel module '" + text.name +
                        "' does not parse: " + diagnostics);
-    for (auto gpuModule : module->getBody()->getOps<gpu::GPUModuleOp>())
+    for (auto gpuModule : module->getBody()->getOps<gpu::GPUModuleOp>()) {
+      Globals globals;
+      for (auto global : gpuModule.getOps<memref::GlobalOp>())
+        if (llvm::Error error = addGlobal(*impl, text.name, global, globals))
+          return std::move(error);
       for (auto func : gpuModule.getOps<gpu::GPUFuncOp>()) {
         if (!func.isKernel())
           return makeError("module '" + text.name + "' has function '" +
@@ -98,13 +161,14 @@ Program::create(llvm::ArrayRef<ModuleText> modules,
                            "', which is not a kernel: calls are not emulated");
         Kernel kernel;
         kernel.module = text.name.str();
-        if (llvm::Error error = prepareKernel(func, kernel))
+        if (llvm::Error error = prepareKernel(func, globals, kernel))
           return makeError(
               "kernel '" + func.getName() + "' of module '" + text.name +
               "' cannot be emulated: " + llvm::toString(std::move(error)));
         impl->kernels[(text.name + "/" + func.getName()).str()] =
             std::move(kernel);
       }
+    }
     impl->modules.push_back(std::move(module));
   }
   return std::unique_ptr<Program>(new Program(std::move(impl)));
@@ -130,14 +194,18 @@ void mlir::pb::nvidia::emulator::fail(Thread &thread,
   if (block.error.empty())
     block.error = describeThread(thread) + ": " + message.str();
   thread.state = ThreadState::Done;
-  swapcontext(&thread.context, &block.scheduler);
+  // On the scheduler's own stack (direct blocks, collectives) there is no
+  // fiber to leave.
+  if (block.direct || block.inScheduler)
+    throw ThreadFailure();
+  switchFiber(thread.context, block.scheduler);
   llvm_unreachable("a failed thread was resumed");
 }
 
 void mlir::pb::nvidia::emulator::waitAt(Thread &thread, const Instr &instr) {
   thread.state = ThreadState::Waiting;
   thread.waitingAt = &instr;
-  swapcontext(&thread.context, &thread.block->scheduler);
+  switchFiber(thread.context, thread.block->scheduler);
 }
 
 //===----------------------------------------------------------------------===//
@@ -203,6 +271,10 @@ void mlir::pb::nvidia::emulator::checkAccess(
       allocation.space == Space::Shared
           ? block.sharedWindowBase + (address - block.shared.begin)
           : reinterpret_cast<uintptr_t>(address);
+  if (write && allocation.readOnly)
+    fail(thread, llvm::Twine(what) + " writes " +
+                     describeAddress(block, allocation, address) +
+                     " of a constant global");
   if (alignment > 1 && absolute % alignment)
     fail(thread, llvm::Twine("misaligned ") + what + ": " + llvm::Twine(bytes) +
                      " bytes at " +
@@ -310,39 +382,62 @@ private:
 };
 } // namespace
 
-static void fiberMain(unsigned high, unsigned low) {
-  auto *thread = reinterpret_cast<Thread *>((uintptr_t(high) << 32) | low);
+static void fiberMain(void *argument) {
+  auto *thread = static_cast<Thread *>(argument);
   run(*thread, thread->block->kernel->body);
   thread->state = ThreadState::Done;
-  // uc_link returns to the scheduler.
+  switchFiber(thread->context, thread->block->scheduler);
+  llvm_unreachable("a finished thread was resumed");
 }
 
 static const char *describeOp(const Instr &instr) {
   return instr.op->getName().getStringRef().data();
 }
 
+static bool finishBlock(BlockRun &block);
+
+/// Runs a collective over its threads on the scheduler's stack.
+static bool runOnScheduler(BlockRun &block, const Instr &instr,
+                           ArrayRef<Thread *> threads) {
+  block.inScheduler = true;
+  try {
+    runCollective(block, instr, threads);
+  } catch (const ThreadFailure &) {
+    block.inScheduler = false;
+    return false;
+  }
+  block.inScheduler = false;
+  return block.error.empty();
+}
+
 /// Runs the block to its end; returns false with block.error set on a
 /// failed check.
 static bool runBlock(BlockRun &block, const Stacks &stacks) {
   unsigned warpSize = block.limits->warpSize;
+  size_t count = block.threads.size();
+  if (block.direct) {
+    for (Thread &thread : block.threads) {
+      block.current = &thread;
+      try {
+        run(thread, block.kernel->body);
+      } catch (const ThreadFailure &) {
+        return false;
+      }
+    }
+    return finishBlock(block);
+  }
   for (Thread &thread : block.threads) {
     thread.state = ThreadState::Ready;
     thread.waitingAt = nullptr;
-    getcontext(&thread.context);
-    thread.context.uc_stack.ss_sp = stacks.get(thread.linear);
-    thread.context.uc_stack.ss_size = Stacks::kStackBytes;
-    thread.context.uc_link = &block.scheduler;
-    uintptr_t address = reinterpret_cast<uintptr_t>(&thread);
-    makecontext(&thread.context, reinterpret_cast<void (*)()>(fiberMain), 2,
-                unsigned(address >> 32), unsigned(address & 0xffffffffu));
+    startFiber(thread.context, stacks.get(thread.linear), Stacks::kStackBytes,
+               fiberMain, &thread);
   }
-  size_t count = block.threads.size();
   for (;;) {
     for (Thread &thread : block.threads) {
       if (thread.state != ThreadState::Ready)
         continue;
       block.current = &thread;
-      swapcontext(&block.scheduler, &thread.context);
+      switchFiber(block.scheduler, thread.context);
       if (!block.error.empty())
         return false;
     }
@@ -392,8 +487,7 @@ static bool runBlock(BlockRun &block, const Stacks &stacks) {
         }
         if (!ready)
           continue;
-        runCollective(block, *lead.waitingAt, members);
-        if (!block.error.empty())
+        if (!runOnScheduler(block, *lead.waitingAt, members))
           return false;
         for (Thread *member : members)
           member->state = ThreadState::Ready;
@@ -441,13 +535,16 @@ static bool runBlock(BlockRun &block, const Stacks &stacks) {
     SmallVector<Thread *, 256> members;
     for (Thread &thread : block.threads)
       members.push_back(&thread);
-    runCollective(block, *lead->waitingAt, members);
-    if (!block.error.empty())
+    if (!runOnScheduler(block, *lead->waitingAt, members))
       return false;
     ++block.epoch;
     for (Thread &thread : block.threads)
       thread.state = ThreadState::Ready;
   }
+  return finishBlock(block);
+}
+
+static bool finishBlock(BlockRun &block) {
   // Copies never waited for land now; they must not stay pending into the
   // next block.
   for (Thread &thread : block.threads) {
@@ -524,48 +621,77 @@ llvm::Error Program::launch(llvm::StringRef module, llvm::StringRef kernel,
     arguments.push_back(std::move(value));
   }
 
-  BlockRun run;
-  run.kernel = &prepared;
-  run.limits = &impl->limits;
-  std::copy(grid, grid + 3, run.gridDim);
-  std::copy(block, block + 3, run.blockDim);
-  // Shared memory, 16-byte aligned like the GPU's dynamic shared memory.
-  std::vector<char> shared(dynamicSharedBytes + 16);
-  char *sharedBegin =
-      shared.data() + (-reinterpret_cast<uintptr_t>(shared.data()) & 15);
-  run.shared = {sharedBegin, sharedBegin + dynamicSharedBytes, Space::Shared,
-                "the block's shared memory"};
-  run.shadow.resize(dynamicSharedBytes);
-  for (int64_t t = 0; t < threads; ++t)
-    run.threads.emplace_back();
-  Stacks stacks(threads);
-  if (!stacks.valid())
-    return makeError("cannot allocate the stacks of " + llvm::Twine(threads) +
-                     " emulated threads");
-  for (int64_t t = 0; t < threads; ++t) {
-    Thread &thread = run.threads[t];
-    thread.block = &run;
-    thread.linear = t;
-    thread.id[0] = t % block[0];
-    thread.id[1] = (t / block[0]) % block[1];
-    thread.id[2] = t / (int64_t(block[0]) * block[1]);
-    thread.slots.resize(prepared.numSlots);
-    for (auto [i, argument] : llvm::enumerate(arguments))
-      thread.slots[prepared.body.arguments[i]] = argument;
-  }
-  for (unsigned z = 0; z < grid[2]; ++z)
-    for (unsigned y = 0; y < grid[1]; ++y)
-      for (unsigned x = 0; x < grid[0]; ++x) {
-        run.blockId[0] = x;
-        run.blockId[1] = y;
-        run.blockId[2] = z;
-        run.epoch = ++impl->epoch;
-        // Shared memory starts with a pattern, not zeros: a kernel that
-        // reads what it did not write gets visibly wrong values.
-        std::memset(run.shared.begin, 0xA5, dynamicSharedBytes);
-        if (!runBlock(run, stacks))
-          return makeError(run.error);
-        impl->epoch = run.epoch;
+  // Blocks are independent: workers (one per core, at most one per block)
+  // take them in order; the error of the first failing block is reported.
+  int64_t numBlocks = int64_t(grid[0]) * grid[1] * grid[2];
+  unsigned numWorkers = std::max(1u, std::thread::hardware_concurrency());
+  numWorkers = unsigned(std::min<int64_t>({numWorkers, numBlocks, 16}));
+  bool direct = !prepared.waits;
+  std::atomic<int64_t> nextBlock{0};
+  std::atomic<bool> failed{false};
+  std::mutex errorMutex;
+  int64_t failedBlock = numBlocks;
+  std::string error;
+  auto work = [&]() {
+    BlockRun run;
+    run.kernel = &prepared;
+    run.limits = &impl->limits;
+    run.direct = direct;
+    std::copy(grid, grid + 3, run.gridDim);
+    std::copy(block, block + 3, run.blockDim);
+    // Shared memory, 16-byte aligned like the GPU's dynamic shared memory.
+    std::vector<char> shared(dynamicSharedBytes + 16);
+    char *sharedBegin =
+        shared.data() + (-reinterpret_cast<uintptr_t>(shared.data()) & 15);
+    run.shared = {sharedBegin, sharedBegin + dynamicSharedBytes, Space::Shared,
+                  "the block's shared memory"};
+    run.shadow.resize(dynamicSharedBytes);
+    Stacks stacks(direct ? 0 : threads);
+    auto report = [&](int64_t index, std::string message) {
+      std::lock_guard<std::mutex> lock(errorMutex);
+      if (index < failedBlock) {
+        failedBlock = index;
+        error = std::move(message);
       }
+      failed = true;
+    };
+    if (!direct && !stacks.valid())
+      return report(0, "cannot allocate the stacks of " +
+                           std::to_string(threads) + " emulated threads");
+    for (int64_t t = 0; t < threads; ++t) {
+      Thread &thread = run.threads.emplace_back();
+      thread.block = &run;
+      thread.linear = t;
+      thread.id[0] = t % block[0];
+      thread.id[1] = (t / block[0]) % block[1];
+      thread.id[2] = t / (int64_t(block[0]) * block[1]);
+      thread.slots.resize(prepared.numSlots);
+      for (auto [i, argument] : llvm::enumerate(arguments))
+        thread.slots[prepared.body.arguments[i]] = argument;
+    }
+    for (;;) {
+      int64_t index = nextBlock++;
+      if (index >= numBlocks || failed)
+        return;
+      run.blockId[0] = index % grid[0];
+      run.blockId[1] = (index / grid[0]) % grid[1];
+      run.blockId[2] = index / (int64_t(grid[0]) * grid[1]);
+      // Barrier intervals of earlier blocks never match a later one's.
+      run.epoch += 1;
+      // Shared memory starts as NaNs, not zeros: a kernel that reads what
+      // it did not write gets visibly wrong values.
+      std::memset(run.shared.begin, 0xFF, dynamicSharedBytes);
+      if (!runBlock(run, stacks))
+        return report(index, run.error);
+    }
+  };
+  std::vector<std::thread> workers;
+  for (unsigned w = 1; w < numWorkers; ++w)
+    workers.emplace_back(work);
+  work();
+  for (std::thread &worker : workers)
+    worker.join();
+  if (failed)
+    return makeError(error);
   return llvm::Error::success();
 }

@@ -16,15 +16,16 @@
 #ifndef PB_NVIDIA_EMULATOR_INTERNAL_H
 #define PB_NVIDIA_EMULATOR_INTERNAL_H
 
+#include "Fiber.h"
 #include "pb/NVIDIA/Emulator.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <deque>
 #include <memory>
 #include <string>
-#include <ucontext.h>
 #include <vector>
 
 namespace mlir::pb::nvidia::emulator {
@@ -84,6 +85,8 @@ struct Allocation {
   char *end;
   Space space;
   std::string name;
+  /// A constant global: writes are errors.
+  bool readOnly = false;
 };
 
 /// A memref: element (i0, ..., in) lies at data + (offset + sum ik * stride
@@ -197,6 +200,7 @@ enum class OpCode : uint16_t {
   Dealloc,
   ExtractPointer,
   Reshape,
+  GetGlobal,
   // Control flow.
   For,
   If,
@@ -221,6 +225,8 @@ enum class OpCode : uint16_t {
   MmaSync,
   NvvmMmaSync,
   Wgmma,
+  // Not an operation the emulator runs (preparation only).
+  Unsupported,
 };
 struct Code;
 
@@ -250,13 +256,22 @@ struct Kernel {
   std::string module, name;
   /// The gpu.func (its arguments' types).
   Operation *func = nullptr;
+  /// Whether it has barriers or collectives (its threads need fibers).
+  bool waits = false;
+  /// The globals its memref.get_global operations read (Instr::aux).
+  std::vector<std::shared_ptr<const MemRefValue>> globals;
   Code body;
   unsigned numSlots = 0;
 };
 
+/// The memref.global buffers of a kernel module, by symbol name, in host
+/// memory (Emulator.cpp).
+using Globals = llvm::StringMap<std::shared_ptr<const MemRefValue>>;
+
 /// Returns the prepared kernel or an error naming the unsupported
-/// operation (Execute.cpp).
-llvm::Error prepareKernel(Operation *func, Kernel &kernel);
+/// operation (Prepare.cpp).
+llvm::Error prepareKernel(Operation *func, const Globals &globals,
+                          Kernel &kernel);
 
 struct BlockRun;
 
@@ -274,8 +289,7 @@ struct Thread {
   unsigned linear = 0;
   unsigned id[3] = {0, 0, 0};
   std::vector<Value> slots;
-  ucontext_t context;
-  char *stack = nullptr;
+  FiberContext context;
   ThreadState state = ThreadState::Ready;
   /// The collective operation or barrier the thread waits at.
   const Instr *waitingAt = nullptr;
@@ -307,7 +321,13 @@ struct BlockRun {
   std::vector<ShadowByte> shadow;
   uint32_t epoch = 1;
   std::deque<Thread> threads;
-  ucontext_t scheduler;
+  FiberContext scheduler;
+  /// Threads run one after another on the scheduler's stack (kernels
+  /// without barriers or collectives); a failed check throws
+  /// ThreadFailure.
+  bool direct = false;
+  /// Set while the scheduler runs a collective (fail() throws then too).
+  bool inScheduler = false;
   Thread *current = nullptr;
   std::string error;
 };
@@ -315,6 +335,9 @@ struct BlockRun {
 /// Runs `code` on the current thread (Execute.cpp). Collective operations
 /// and barriers switch back to the scheduler.
 void run(Thread &thread, const Code &code);
+
+/// Thrown by fail() in direct blocks.
+struct ThreadFailure {};
 
 /// Reports an error for `thread` (prefixed with the kernel, block and
 /// thread) and switches to the scheduler for good.

@@ -409,10 +409,10 @@ static void runOne(Frame &frame, const Instr &instr) {
   case OpCode::ShRUI:
   case OpCode::ShRSI: {
     const auto &a = frame.in(instr, 0).lanes, &b = frame.in(instr, 1).lanes;
-    SmallVector<uint64_t, 4> r(a.size());
+    auto &r = frame.out(instr).lanes;
+    r.resize(a.size());
     for (size_t l = 0; l < a.size(); ++l)
       r[l] = int2(thread, code, a[l], b[l], instr.kind);
-    frame.out(instr).lanes = std::move(r);
     return;
   }
   case OpCode::AddF:
@@ -427,7 +427,8 @@ static void runOne(Frame &frame, const Instr &instr) {
   case OpCode::PowF:
   case OpCode::CopySign: {
     const auto &a = frame.in(instr, 0).lanes, &b = frame.in(instr, 1).lanes;
-    SmallVector<uint64_t, 4> r(a.size());
+    auto &r = frame.out(instr).lanes;
+    r.resize(a.size());
     if (instr.kind == EK::F32 && code != OpCode::RemF && code != OpCode::PowF) {
       // The common case without the generic conversions.
       for (size_t l = 0; l < a.size(); ++l) {
@@ -460,13 +461,13 @@ static void runOne(Frame &frame, const Instr &instr) {
       for (size_t l = 0; l < a.size(); ++l)
         r[l] = float2(code, a[l], b[l], instr.kind);
     }
-    frame.out(instr).lanes = std::move(r);
     return;
   }
   case OpCode::Fma: {
     const auto &a = frame.in(instr, 0).lanes, &b = frame.in(instr, 1).lanes,
                &c = frame.in(instr, 2).lanes;
-    SmallVector<uint64_t, 4> r(a.size());
+    auto &r = frame.out(instr).lanes;
+    r.resize(a.size());
     for (size_t l = 0; l < a.size(); ++l) {
       double x = toDouble(a[l], instr.kind), y = toDouble(b[l], instr.kind),
              z = toDouble(c[l], instr.kind);
@@ -476,7 +477,6 @@ static void runOne(Frame &frame, const Instr &instr) {
                      : roundToType(std::fma(x, y, z), instr.kind);
       r[l] = fromDouble(v, instr.kind);
     }
-    frame.out(instr).lanes = std::move(r);
     return;
   }
   case OpCode::NegF:
@@ -499,31 +499,31 @@ static void runOne(Frame &frame, const Instr &instr) {
   case OpCode::RoundEven:
   case OpCode::Trunc: {
     const auto &a = frame.in(instr, 0).lanes;
-    SmallVector<uint64_t, 4> r(a.size());
+    auto &r = frame.out(instr).lanes;
+    r.resize(a.size());
     for (size_t l = 0; l < a.size(); ++l)
       r[l] = math1(code, a[l], instr.kind);
-    frame.out(instr).lanes = std::move(r);
     return;
   }
   case OpCode::AbsI: {
     const auto &a = frame.in(instr, 0).lanes;
-    SmallVector<uint64_t, 4> r(a.size());
+    auto &r = frame.out(instr).lanes;
+    r.resize(a.size());
     for (size_t l = 0; l < a.size(); ++l) {
       int64_t v = toSigned(a[l], instr.kind);
       r[l] = truncate(uint64_t(v < 0 ? -v : v), instr.kind);
     }
-    frame.out(instr).lanes = std::move(r);
     return;
   }
   case OpCode::CmpI:
   case OpCode::CmpF: {
     const auto &a = frame.in(instr, 0).lanes, &b = frame.in(instr, 1).lanes;
-    SmallVector<uint64_t, 4> r(a.size());
+    auto &r = frame.out(instr).lanes;
+    r.resize(a.size());
     for (size_t l = 0; l < a.size(); ++l)
       r[l] = code == OpCode::CmpI
                  ? compareInt(instr.aux, a[l], b[l], instr.kind)
                  : compareFloat(instr.aux, a[l], b[l], instr.kind);
-    frame.out(instr).lanes = std::move(r);
     return;
   }
   case OpCode::Select: {
@@ -533,10 +533,10 @@ static void runOne(Frame &frame, const Instr &instr) {
       frame.out(instr) = c.lanes[0] ? a : b;
       return;
     }
-    SmallVector<uint64_t, 4> r(a.lanes.size());
+    auto &r = frame.out(instr).lanes;
+    r.resize(a.lanes.size());
     for (size_t l = 0; l < r.size(); ++l)
       r[l] = (instr.aux ? c.lanes[l] : c.lanes[0]) ? a.lanes[l] : b.lanes[l];
-    frame.out(instr).lanes = std::move(r);
     return;
   }
   case OpCode::ExtF:
@@ -551,24 +551,24 @@ static void runOne(Frame &frame, const Instr &instr) {
   case OpCode::IndexCast:
   case OpCode::IndexCastUI: {
     const auto &a = frame.in(instr, 0).lanes;
-    SmallVector<uint64_t, 4> r(a.size());
+    auto &r = frame.out(instr).lanes;
+    r.resize(a.size());
     for (size_t l = 0; l < a.size(); ++l)
       r[l] = convert(code, a[l], instr.kind, instr.resultKind);
-    frame.out(instr).lanes = std::move(r);
     return;
   }
   case OpCode::Bitcast: {
     // Repack the bits: lanes of the source, low lanes first.
     const auto &a = frame.in(instr, 0).lanes;
     unsigned fromBits = getBits(instr.kind), toBits = getBits(instr.resultKind);
-    SmallVector<uint64_t, 4> r(instr.lanes, 0);
+    auto &r = frame.out(instr).lanes;
+    r.assign(instr.lanes, 0);
     for (size_t l = 0; l < a.size(); ++l)
       for (unsigned bit = 0; bit < fromBits; ++bit)
         if ((a[l] >> bit) & 1) {
           size_t position = l * fromBits + bit;
           r[position / toBits] |= uint64_t(1) << (position % toBits);
         }
-    frame.out(instr).lanes = std::move(r);
     return;
   }
   case OpCode::ShapeCast:
@@ -576,10 +576,10 @@ static void runOne(Frame &frame, const Instr &instr) {
     return;
   case OpCode::Broadcast: {
     const auto &a = frame.in(instr, 0).lanes;
-    SmallVector<uint64_t, 4> r(instr.lanes);
+    auto &r = frame.out(instr).lanes;
+    r.resize(instr.lanes);
     for (size_t l = 0; l < r.size(); ++l)
       r[l] = a[l % a.size()];
-    frame.out(instr).lanes = std::move(r);
     return;
   }
   case OpCode::Extract: {
@@ -590,16 +590,16 @@ static void runOne(Frame &frame, const Instr &instr) {
   }
   case OpCode::Insert: {
     const auto &v = frame.in(instr, 0).lanes;
-    SmallVector<uint64_t, 4> r = frame.in(instr, 1).lanes;
+    auto &r = frame.out(instr).lanes;
+    r = frame.in(instr, 1).lanes;
     std::copy(v.begin(), v.end(), r.begin() + instr.aux);
-    frame.out(instr).lanes = std::move(r);
     return;
   }
   case OpCode::FromElements: {
-    SmallVector<uint64_t, 4> r;
+    auto &r = frame.out(instr).lanes;
+    r.resize(instr.operands.size());
     for (unsigned i = 0; i < instr.operands.size(); ++i)
-      r.push_back(frame.scalar(instr, i));
-    frame.out(instr).lanes = std::move(r);
+      r[i] = frame.scalar(instr, i);
     return;
   }
   case OpCode::Reduction: {
@@ -650,10 +650,10 @@ static void runOne(Frame &frame, const Instr &instr) {
       for (unsigned l = 0; l < lanes; ++l)
         writeLane(address + l * bytes, v[l], bytes);
     } else {
-      SmallVector<uint64_t, 4> r(lanes);
+      auto &r = frame.out(instr).lanes;
+      r.resize(lanes);
       for (unsigned l = 0; l < lanes; ++l)
         r[l] = readLane(address + l * bytes, bytes);
-      frame.out(instr).lanes = std::move(r);
     }
     return;
   }
@@ -796,8 +796,12 @@ static void runOne(Frame &frame, const Instr &instr) {
     frame.out(instr).memref = std::move(result);
     return;
   }
+  case OpCode::GetGlobal:
+    frame.out(instr).memref = block.kernel->globals[instr.aux];
+    return;
   case OpCode::Dealloc:
   case OpCode::NoOp:
+  case OpCode::Unsupported:
     return;
   case OpCode::ExtractPointer: {
     const MemRefValue &memref = *frame.in(instr, 0).memref;

@@ -42,6 +42,8 @@ using EValue = mlir::pb::nvidia::emulator::Value;
 
 namespace {
 struct Preparer {
+  const Globals &globals;
+  Kernel &kernel;
   llvm::DenseMap<mlir::Value, unsigned> slots;
   unsigned numSlots = 0;
 
@@ -207,8 +209,8 @@ llvm::Error Preparer::prepareOp(Operation *op, Instr &instr) {
     return set(OpCode::Select);
   }
 
-  std::optional<OpCode> simple =
-      llvm::StringSwitch<std::optional<OpCode>>(op->getName().getStringRef())
+  OpCode simple =
+      llvm::StringSwitch<OpCode>(op->getName().getStringRef())
           .Case("arith.addi", OpCode::AddI)
           .Case("arith.subi", OpCode::SubI)
           .Case("arith.muli", OpCode::MulI)
@@ -291,17 +293,17 @@ llvm::Error Preparer::prepareOp(Operation *op, Instr &instr) {
           .Case("nvvm.wgmma.commit.group.sync.aligned", OpCode::NoOp)
           .Case("nvvm.fence.proxy", OpCode::NoOp)
           .Case("memref.assume_alignment", OpCode::NoOp)
-          .Default(std::nullopt);
-  if (simple) {
-    if (*simple == OpCode::Bitcast && op->getNumOperands() == 1) {
+          .Default(OpCode::Unsupported);
+  if (simple != OpCode::Unsupported) {
+    if (simple == OpCode::Bitcast && op->getNumOperands() == 1) {
       auto from = describeType(op->getOperand(0).getType());
       if (!from || getBits(from->first) * from->second !=
                        getBits(instr.resultKind) * instr.lanes)
         return error(op, "a bitcast between types of different sizes");
       instr.aux = from->second;
     }
-    if (*simple == OpCode::Load || *simple == OpCode::Store) {
-      unsigned memrefIndex = *simple == OpCode::Load ? 0 : 1;
+    if (simple == OpCode::Load || simple == OpCode::Store) {
+      unsigned memrefIndex = simple == OpCode::Load ? 0 : 1;
       auto type = cast<MemRefType>(op->getOperand(memrefIndex).getType());
       std::optional<EK> kind = getElementKind(type.getElementType());
       if (!kind)
@@ -309,9 +311,9 @@ llvm::Error Preparer::prepareOp(Operation *op, Instr &instr) {
       instr.kind = *kind;
       instr.aux = memrefIndex;
     }
-    if (*simple == OpCode::ExtractPointer || *simple == OpCode::Dealloc)
+    if (simple == OpCode::ExtractPointer || simple == OpCode::Dealloc)
       instr.kind = EK::Index;
-    return set(*simple);
+    return set(simple);
   }
 
   if (auto id = dyn_cast<gpu::ThreadIdOp>(op)) {
@@ -478,6 +480,14 @@ llvm::Error Preparer::prepareOp(Operation *op, Instr &instr) {
       return error(op, "a reshape to a dynamic shape");
     return set(OpCode::Reshape);
   }
+  if (auto get = dyn_cast<memref::GetGlobalOp>(op)) {
+    auto it = globals.find(get.getName());
+    if (it == globals.end())
+      return error(op, "a global the module does not define");
+    instr.aux = kernel.globals.size();
+    kernel.globals.push_back(it->second);
+    return set(OpCode::GetGlobal);
+  }
   if (isa<scf::ForOp>(op)) {
     if (llvm::Error failure = regions())
       return failure;
@@ -567,6 +577,7 @@ llvm::Error Preparer::prepareOp(Operation *op, Instr &instr) {
 }
 
 llvm::Error mlir::pb::nvidia::emulator::prepareKernel(Operation *func,
+                                                      const Globals &globals,
                                                       Kernel &kernel) {
   auto gpuFunc = cast<gpu::GPUFuncOp>(func);
   if (!gpuFunc.getWorkgroupAttributions().empty() ||
@@ -576,7 +587,8 @@ llvm::Error mlir::pb::nvidia::emulator::prepareKernel(Operation *func,
         "kernel '" + gpuFunc.getName() +
             "' has workgroup or private attributions, which the emulator "
             "does not support");
-  Preparer preparer;
+  Preparer preparer{globals, kernel, llvm::DenseMap<mlir::Value, unsigned>(),
+                    0};
   if (!gpuFunc.getBody().hasOneBlock())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "kernel '" + gpuFunc.getName() +
@@ -591,6 +603,13 @@ llvm::Error mlir::pb::nvidia::emulator::prepareKernel(Operation *func,
           preparer.prepareBlock(gpuFunc.getBody().front(), kernel.body))
     return failure;
   kernel.name = gpuFunc.getName().str();
+  std::function<bool(const Code &)> waits = [&](const Code &code) {
+    return llvm::any_of(code.instrs, [&](const Instr &instr) {
+      return getScope(instr) != Scope::None ||
+             llvm::any_of(instr.regions, waits);
+    });
+  };
+  kernel.waits = waits(kernel.body);
   kernel.func = func;
   kernel.numSlots = preparer.numSlots;
   return llvm::Error::success();
