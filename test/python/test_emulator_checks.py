@@ -241,10 +241,8 @@ def test_access_past_the_buffer_is_out_of_bounds(tmp_path, target, edit):
                      r" of a 64x128 memref in kernel argument \d", message), message
 
 
-# Not caught yet: the emulator runs wgmma synchronously and takes the
-# proxy fence and wgmma's fence, commit and wait as no-ops.
-@pytest.mark.xfail(strict=True, reason="the emulator does not model wgmma's async proxy: "
-                   "a missing fence.proxy.async before wgmma reads cp.async's writes runs clean")
+# wgmma reads shared memory through the async proxy: cp.async's writes must
+# be fenced (fence.proxy.async) by their writer before.
 def test_missing_proxy_fence_before_wgmma(tmp_path):
     inputs, expected = _matmul_inputs(128, 128, 256)
     kernel = Payload(matmul_text(128, 128, 256, torch.float16), "nvidia-sm90", tmp_path,
@@ -252,11 +250,14 @@ def test_missing_proxy_fence_before_wgmma(tmp_path):
     _check_matmul(kernel.artifact(), inputs, expected)
     message = _run_error(kernel.artifact(_edit_k_loop_head(kernel.text, "fence")),
                          "mm", inputs)
-    assert re.search(re.escape(kernel.kernel) + ", " + THREAD, message), message
+    assert re.search(re.escape(kernel.kernel) + ", " + THREAD +
+                     r": wgmma\.mma_async reads shared address 0x[0-9a-f]+, written by "
+                     r"thread \d+ with no fence\.proxy\.async by that thread after the "
+                     r"write", message), message
 
 
-@pytest.mark.xfail(strict=True, reason="the emulator completes wgmma at once: a K loop "
-                   "without wgmma.wait_group runs clean")
+# wgmma is asynchronous: without wgmma.wait_group, the next K tile's
+# cp.async overwrites a stage that the previous wgmma may still read.
 def test_missing_wgmma_wait(tmp_path):
     inputs, expected = _matmul_inputs(128, 128, 256)
     kernel = Payload(matmul_text(128, 128, 256, torch.float16), "nvidia-sm90", tmp_path,
@@ -264,4 +265,21 @@ def test_missing_wgmma_wait(tmp_path):
     _check_matmul(kernel.artifact(), inputs, expected)
     text = _sub_once(r"^ *nvvm\.wgmma\.wait\.group\.sync\.aligned 0\n", "", kernel.text)
     message = _run_error(kernel.artifact(text), "mm", inputs)
-    assert re.search(re.escape(kernel.kernel) + ", " + THREAD, message), message
+    assert re.search(re.escape(kernel.kernel) + ", " + THREAD +
+                     r": cp\.async destination writes shared address 0x[0-9a-f]+, which a "
+                     r"wgmma\.mma_async still reads \(no wgmma\.wait_group for it before\)",
+                     message), message
+
+
+# With one K tile there is no next copy: without wgmma.wait_group the
+# epilogue reads accumulators that the wgmma has not produced yet.
+def test_accumulators_read_before_wgmma_wait(tmp_path):
+    inputs, expected = _matmul_inputs(128, 128, 64)
+    kernel = Payload(matmul_text(128, 128, 64, torch.float16), "nvidia-sm90", tmp_path,
+                     "nvvm.wgmma.mma_async")
+    _check_matmul(kernel.artifact(), inputs, expected)
+    text = _sub_once(r"^ *nvvm\.wgmma\.wait\.group\.sync\.aligned 0\n", "", kernel.text)
+    message = _run_error(kernel.artifact(text), "mm", inputs)
+    assert re.search(re.escape(kernel.kernel) + ", " + THREAD +
+                     r": [a-z_.]+ reads the accumulators of a wgmma\.mma_async before a "
+                     r"wgmma\.wait_group completes it", message), message

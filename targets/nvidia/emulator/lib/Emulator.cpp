@@ -304,7 +304,14 @@ void mlir::pb::nvidia::emulator::checkAccess(
                " not waited for (cp.async.wait_group) before");
     if (shadow.writeEpoch == epoch && shadow.writer != self)
       race("write", shadow.writer);
+    if (write && shadow.wgmmaReaders)
+      fail(thread,
+           llvm::Twine(what) + " writes " +
+               describeAddress(block, allocation, block.shared.begin + i) +
+               ", which a wgmma.mma_async still reads (no "
+               "wgmma.wait_group for it before)");
     if (write) {
+      shadow.writeFence = thread.proxyFences;
       if (shadow.readEpoch == epoch &&
           (shadow.reader != self || shadow.manyReaders))
         race("read",
@@ -343,6 +350,41 @@ void mlir::pb::nvidia::emulator::completeCopies(Thread &thread, size_t keep) {
                   /*write=*/true, 1, "cp.async completion");
     }
   }
+}
+
+void mlir::pb::nvidia::emulator::completeWgmma(Thread &thread, size_t keep) {
+  BlockRun &block = *thread.block;
+  while (thread.wgmmaGroups.size() > keep) {
+    std::vector<Thread::PendingWgmma> group =
+        std::move(thread.wgmmaGroups.front());
+    thread.wgmmaGroups.pop_front();
+    for (const Thread::PendingWgmma &pending : group) {
+      llvm::erase(thread.wgmmaPendingSlots, pending.slot);
+      WgmmaReads &reads = block.wgmmaReads[pending.reads];
+      if (--reads.remaining)
+        continue;
+      for (auto [offset, bytes] : reads.ranges)
+        for (size_t i = offset; i < offset + bytes; ++i)
+          --block.shadow[i].wgmmaReaders;
+    }
+  }
+  // Copies of pending accumulators (loop-carried values) are released with
+  // the last group.
+  if (thread.wgmmaGroups.empty() && thread.wgmmaOpen.empty())
+    thread.wgmmaPendingSlots.clear();
+}
+
+void mlir::pb::nvidia::emulator::checkWgmmaPending(Thread &thread,
+                                                   const Instr &instr) {
+  // Control flow only passes the values on (their copies stay pending).
+  if (instr.code == OpCode::For || instr.code == OpCode::If ||
+      instr.code == OpCode::While)
+    return;
+  for (unsigned slot : instr.operands)
+    if (llvm::is_contained(thread.wgmmaPendingSlots, slot))
+      fail(thread, llvm::Twine(instr.op->getName().getStringRef()) +
+                       " reads the accumulators of a wgmma.mma_async before "
+                       "a wgmma.wait_group completes it");
 }
 
 //===----------------------------------------------------------------------===//
@@ -545,6 +587,18 @@ static bool runBlock(BlockRun &block, const Stacks &stacks) {
 }
 
 static bool finishBlock(BlockRun &block) {
+  // wgmma operations never waited for release their operands.
+  for (WgmmaReads &reads : block.wgmmaReads)
+    if (reads.remaining)
+      for (auto [offset, bytes] : reads.ranges)
+        for (size_t i = offset; i < offset + bytes; ++i)
+          block.shadow[i].wgmmaReaders = 0;
+  block.wgmmaReads.clear();
+  for (Thread &thread : block.threads) {
+    thread.wgmmaOpen.clear();
+    thread.wgmmaGroups.clear();
+    thread.wgmmaPendingSlots.clear();
+  }
   // Copies never waited for land now; they must not stay pending into the
   // next block.
   for (Thread &thread : block.threads) {
@@ -678,6 +732,7 @@ llvm::Error Program::launch(llvm::StringRef module, llvm::StringRef kernel,
       run.blockId[2] = index / (int64_t(grid[0]) * grid[1]);
       // Barrier intervals of earlier blocks never match a later one's.
       run.epoch += 1;
+      run.firstEpoch = run.epoch;
       // Shared memory starts as NaNs, not zeros: a kernel that reads what
       // it did not write gets visibly wrong values.
       std::memset(run.shared.begin, 0xFF, dynamicSharedBytes);

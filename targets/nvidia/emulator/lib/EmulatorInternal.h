@@ -225,6 +225,9 @@ enum class OpCode : uint16_t {
   MmaSync,
   NvvmMmaSync,
   Wgmma,
+  WgmmaCommit,
+  WgmmaWait,
+  ProxyFence,
   // Not an operation the emulator runs (preparation only).
   Unsupported,
 };
@@ -297,6 +300,20 @@ struct Thread {
   std::deque<std::vector<AsyncCopy>> copyGroups;
   std::vector<std::unique_ptr<Allocation>> privateAllocations;
   std::vector<std::unique_ptr<char[]>> privateMemory;
+  /// fence.proxy.async operations run so far (ShadowByte::writeFence).
+  uint32_t proxyFences = 0;
+  /// wgmma.mma_async operations not yet committed, and committed groups
+  /// not yet waited for: each an accumulator slot and the operation's
+  /// shared-memory reads (an index into BlockRun::wgmmaReads).
+  struct PendingWgmma {
+    unsigned slot;
+    size_t reads;
+  };
+  std::vector<PendingWgmma> wgmmaOpen;
+  std::deque<std::vector<PendingWgmma>> wgmmaGroups;
+  /// Slots whose value an unfinished wgmma.mma_async produces: only another
+  /// wgmma.mma_async may read them before wgmma.wait_group.
+  llvm::SmallVector<unsigned, 4> wgmmaPendingSlots;
 };
 
 /// Shadow state of one shared-memory byte (race and cp.async checks).
@@ -307,6 +324,18 @@ struct ShadowByte {
   /// Written by a cp.async of thread `asyncOwner` that is not complete.
   bool asyncPending = false;
   uint16_t asyncOwner = 0;
+  /// The writer's Thread::proxyFences at the write: the write is visible
+  /// to the async proxy (wgmma) once the writer has fenced since.
+  uint32_t writeFence = 0;
+  /// wgmma.mma_async operations in flight that read this byte.
+  uint16_t wgmmaReaders = 0;
+};
+
+/// The shared-memory bytes one wgmma.mma_async reads, until every thread
+/// of its warpgroup has waited for it.
+struct WgmmaReads {
+  std::vector<std::pair<size_t, unsigned>> ranges; // offset, bytes
+  unsigned remaining = 0;                          // threads yet to wait
 };
 
 /// The state of one block while it runs.
@@ -320,6 +349,10 @@ struct BlockRun {
   uint64_t sharedWindowBase = 16;
   std::vector<ShadowByte> shadow;
   uint32_t epoch = 1;
+  /// The epoch the block started at (older shadow state is another
+  /// block's).
+  uint32_t firstEpoch = 1;
+  std::vector<WgmmaReads> wgmmaReads;
   std::deque<Thread> threads;
   FiberContext scheduler;
   /// Threads run one after another on the scheduler's stack (kernels
@@ -367,6 +400,11 @@ char *getAddress(Thread &thread, const MemRefValue &memref,
                  const char *what);
 /// Completes thread's cp.async groups but the `keep` most recent.
 void completeCopies(Thread &thread, size_t keep);
+/// Completes thread's wgmma groups but the `keep` most recent.
+void completeWgmma(Thread &thread, size_t keep);
+/// Fails when `instr` (not a wgmma.mma_async) reads a slot that an
+/// unfinished wgmma.mma_async produces.
+void checkWgmmaPending(Thread &thread, const Instr &instr);
 
 /// ldmatrix and mma.sync over a warp (MatrixOps.cpp).
 void runLdmatrix(BlockRun &block, const Instr &instr,

@@ -373,8 +373,21 @@ static void runOne(Frame &frame, const Instr &instr);
 
 void mlir::pb::nvidia::emulator::run(Thread &thread, const Code &code) {
   Frame frame{thread, thread.slots};
-  for (const Instr &instr : code.instrs)
+  for (const Instr &instr : code.instrs) {
+    if (!thread.wgmmaPendingSlots.empty() && instr.code != OpCode::Wgmma)
+      checkWgmmaPending(thread, instr);
     runOne(frame, instr);
+  }
+}
+
+/// Carries the pending state of a wgmma accumulator along a copy of its
+/// value (loop-carried and yielded values).
+static void copyPending(Thread &thread, unsigned from, unsigned to) {
+  if (thread.wgmmaPendingSlots.empty() || from == to)
+    return;
+  if (llvm::is_contained(thread.wgmmaPendingSlots, from) &&
+      !llvm::is_contained(thread.wgmmaPendingSlots, to))
+    thread.wgmmaPendingSlots.push_back(to);
 }
 
 static void runOne(Frame &frame, const Instr &instr) {
@@ -823,13 +836,17 @@ static void runOne(Frame &frame, const Instr &instr) {
       fail(thread, "scf.for with a step that is not positive");
     const Code &body = instr.regions[0];
     size_t numIters = instr.operands.size() - 3;
-    for (size_t i = 0; i < numIters; ++i)
+    for (size_t i = 0; i < numIters; ++i) {
+      copyPending(thread, instr.operands[3 + i], body.arguments[1 + i]);
       frame.slots[body.arguments[1 + i]] = frame.in(instr, 3 + i);
+    }
     bool unsignedCmp = forOp.getUnsignedCmp();
     for (int64_t iv = lb; unsignedCmp ? uint64_t(iv) < uint64_t(ub) : iv < ub;
          iv += step) {
       frame.slots[body.arguments[0]].lanes.assign(1, truncate(iv, kind));
       run(thread, body);
+      for (size_t i = 0; i < numIters; ++i)
+        copyPending(thread, body.yields[i], body.arguments[1 + i]);
       if (numIters == 1) {
         frame.slots[body.arguments[1]] = frame.slots[body.yields[0]];
       } else if (numIters) {
@@ -841,8 +858,10 @@ static void runOne(Frame &frame, const Instr &instr) {
           frame.slots[body.arguments[1 + i]] = std::move(next[i]);
       }
     }
-    for (size_t i = 0; i < numIters; ++i)
+    for (size_t i = 0; i < numIters; ++i) {
+      copyPending(thread, body.arguments[1 + i], instr.results[i]);
       frame.out(instr, i) = frame.slots[body.arguments[1 + i]];
+    }
     return;
   }
   case OpCode::If: {
@@ -851,8 +870,10 @@ static void runOne(Frame &frame, const Instr &instr) {
     if (!condition && instr.regions.size() < 2)
       return;
     run(thread, branch);
-    for (size_t i = 0; i < instr.results.size(); ++i)
+    for (size_t i = 0; i < instr.results.size(); ++i) {
+      copyPending(thread, branch.yields[i], instr.results[i]);
       frame.out(instr, i) = frame.slots[branch.yields[i]];
+    }
     return;
   }
   case OpCode::While: {
@@ -954,6 +975,16 @@ static void runOne(Frame &frame, const Instr &instr) {
     return;
   case OpCode::AsyncWait:
     completeCopies(thread, instr.aux);
+    return;
+  case OpCode::WgmmaCommit:
+    thread.wgmmaGroups.push_back(std::move(thread.wgmmaOpen));
+    thread.wgmmaOpen.clear();
+    return;
+  case OpCode::WgmmaWait:
+    completeWgmma(thread, instr.aux);
+    return;
+  case OpCode::ProxyFence:
+    ++thread.proxyFences;
     return;
   case OpCode::Barrier:
   case OpCode::AllReduce:

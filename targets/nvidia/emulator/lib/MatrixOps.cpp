@@ -18,6 +18,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <cstring>
 
@@ -322,6 +323,7 @@ void mlir::pb::nvidia::emulator::runWgmma(BlockRun &block, const Instr &instr,
   NVVM::MMAShapeAttr shape = op.getShape();
 
   Thread &first = *threads[0];
+  WgmmaReads reads;
   SharedReader read = [&](uint64_t address, unsigned bytes, void *out) {
     int64_t offset = int64_t(address) - int64_t(block.sharedWindowBase);
     int64_t size = block.shared.end - block.shared.begin;
@@ -337,6 +339,21 @@ void mlir::pb::nvidia::emulator::runWgmma(BlockRun &block, const Instr &instr,
     whole.allocation = &block.shared;
     checkAccess(first, whole, block.shared.begin + offset, bytes,
                 /*write=*/false, 1, "wgmma.mma_async operand");
+    // wgmma reads through the async proxy: what threads wrote through the
+    // generic proxy (st.shared, cp.async) must be fenced by its writer
+    // (fence.proxy.async) before (PTX ISA 9.7.15.3 "Async Proxy").
+    for (size_t i = offset; i < size_t(offset) + bytes; ++i) {
+      const ShadowByte &shadow = block.shadow[i];
+      if (shadow.writeEpoch >= block.firstEpoch &&
+          block.threads[shadow.writer].proxyFences <= shadow.writeFence)
+        fail(first, "wgmma.mma_async reads shared address " +
+                        llvm::formatv("{0:x}", block.sharedWindowBase + i)
+                            .str() +
+                        ", written by thread " + llvm::Twine(shadow.writer) +
+                        " with no fence.proxy.async by that thread after the "
+                        "write");
+    }
+    reads.ranges.push_back({size_t(offset), bytes});
     std::memcpy(out, block.shared.begin + offset, bytes);
     return true;
   };
@@ -352,4 +369,16 @@ void mlir::pb::nvidia::emulator::runWgmma(BlockRun &block, const Instr &instr,
   for (auto [thread, accumulator] : llvm::zip(threads, accumulators))
     thread->slots[instr.results[0]].lanes.assign(accumulator.begin(),
                                                  accumulator.end());
+  // The operation is asynchronous: its operands stay read and its results
+  // unready until each thread's wgmma.wait_group for it.
+  for (auto [offset, bytes] : reads.ranges)
+    for (size_t i = offset; i < offset + bytes; ++i)
+      ++block.shadow[i].wgmmaReaders;
+  reads.remaining = threads.size();
+  size_t index = block.wgmmaReads.size();
+  block.wgmmaReads.push_back(std::move(reads));
+  for (Thread *thread : threads) {
+    thread->wgmmaOpen.push_back({instr.results[0], index});
+    thread->wgmmaPendingSlots.push_back(instr.results[0]);
+  }
 }

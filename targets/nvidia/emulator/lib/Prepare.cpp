@@ -290,8 +290,7 @@ llvm::Error Preparer::prepareOp(Operation *op, Instr &instr) {
           .Case("gpu.barrier", OpCode::Barrier)
           .Case("nvgpu.device_async_create_group", OpCode::AsyncCreateGroup)
           .Case("nvvm.wgmma.fence.aligned", OpCode::NoOp)
-          .Case("nvvm.wgmma.commit.group.sync.aligned", OpCode::NoOp)
-          .Case("nvvm.fence.proxy", OpCode::NoOp)
+          .Case("nvvm.wgmma.commit.group.sync.aligned", OpCode::WgmmaCommit)
           .Case("memref.assume_alignment", OpCode::NoOp)
           .Default(OpCode::Unsupported);
   if (simple != OpCode::Unsupported) {
@@ -529,8 +528,15 @@ llvm::Error Preparer::prepareOp(Operation *op, Instr &instr) {
     return set(OpCode::AsyncWait);
   }
   if (auto wait = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op)) {
-    (void)wait;
-    return set(OpCode::NoOp);
+    instr.aux = wait.getGroup();
+    return set(OpCode::WgmmaWait);
+  }
+  if (auto fence = dyn_cast<NVVM::FenceProxyOp>(op)) {
+    // Only fences toward the async proxy over shared memory matter to what
+    // the emulator checks (wgmma's operand reads).
+    bool async = fence.getKind() == NVVM::ProxyKind::async_shared ||
+                 fence.getKind() == NVVM::ProxyKind::async;
+    return set(async ? OpCode::ProxyFence : OpCode::NoOp);
   }
   if (auto ldmatrix = dyn_cast<nvgpu::LdMatrixOp>(op)) {
     instr.aux = ldmatrix.getNumTiles();
