@@ -6,7 +6,10 @@
 // pb.emulation_ir (newlines escaped as \0A). The text must parse on its
 // own: no locations even when the output prints them, elements attributes
 // in full even when the output elides them, and attributes inline rather
-// than as aliases defined outside the module.
+// than as aliases defined outside the module. A module with a
+// nvgpu.device_async_create_group of no tokens (whose custom form does not
+// parse back: the next line's result would be read as a token) is printed
+// in generic form.
 
 #map = affine_map<(d0) -> (d0 * 2)>
 module attributes {gpu.container_module} {
@@ -40,6 +43,16 @@ module attributes {gpu.container_module} {
       vector.store %m, %a[%i] : memref<32xf32>, vector<4xf32>
       gpu.return
     } loc("scale.py":7:3)
+  }
+  // CHECK-LABEL: gpu.module @group_kernel
+  // CHECK-SAME: pb.emulation_ir = "\22gpu.module\22() <{sym_name = \22group_kernel\22}>
+  // CHECK-SAME: \22nvgpu.device_async_create_group\22() : () -> !nvgpu.device.async.token
+  gpu.module @group_kernel {
+    gpu.func @group_kernel(%a: memref<16xf32>) kernel {
+      %g = nvgpu.device_async_create_group
+      nvgpu.device_async_wait %g
+      gpu.return
+    }
   }
 }
 
