@@ -16,9 +16,11 @@ the digest) and runs the edited artifact:
 - an elementwise kernel whose index or thread-loop bound passes its
   buffer: an access out of bounds.
 
-Edits the emulator does not catch yet are expected failures: wgmma's
-asynchronous proxy and completion (fence.proxy.async, wgmma.wait_group)
-are not modeled, so a kernel missing them runs clean."""
+- on sm90's wgmma kernel, no fence.proxy.async before wgmma reads what
+  cp.async wrote, or no wgmma.wait_group (a stage overwritten while a
+  wgmma reads it, or accumulators read before the wait);
+- a softmax whose barrier only thread 0 reaches: a barrier not reached by
+  every thread of the block."""
 
 import json
 import re
@@ -283,3 +285,37 @@ def test_accumulators_read_before_wgmma_wait(tmp_path):
     assert re.search(re.escape(kernel.kernel) + ", " + THREAD +
                      r": [a-z_.]+ reads the accumulators of a wgmma\.mma_async before a "
                      r"wgmma\.wait_group completes it", message), message
+
+
+SOFTMAX = """
+func.func @softmax(%x: tensor<32x256xf32>) -> tensor<32x256xf32> {
+  %e = tensor.empty() : tensor<32x256xf32>
+  %y = linalg.softmax dimension(1) ins(%x : tensor<32x256xf32>)
+                      outs(%e : tensor<32x256xf32>) -> tensor<32x256xf32>
+  return %y : tensor<32x256xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["nvidia-sm80", "nvidia-sm90"])
+def test_barrier_reached_by_one_thread(target, tmp_path):
+    torch.manual_seed(0)
+    x = torch.randn(32, 256)
+    kernel = Payload(SOFTMAX, target, tmp_path, "gpu.barrier")
+    (y,) = kernel.artifact().executable(emulate=True).run("softmax", [x])
+    torch.testing.assert_close(y, torch.softmax(x, dim=1), rtol=1e-5, atol=1e-6)
+    # The first barrier, run by thread 0 only.
+    barrier = re.search(r"^( *)gpu\.barrier\n", kernel.text, re.M)
+    assert barrier
+    indent = barrier.group(1)
+    guarded = (f"{indent}%only_tid = gpu.thread_id x\n"
+               f"{indent}%only_zero = arith.constant 0 : index\n"
+               f"{indent}%only_first = arith.cmpi eq, %only_tid, %only_zero : index\n"
+               f"{indent}scf.if %only_first {{\n{indent}  gpu.barrier\n{indent}}}\n")
+    text = kernel.text[:barrier.start()] + guarded + kernel.text[barrier.end():]
+    message = _run_error(kernel.artifact(text), "softmax", [x])
+    assert re.search(re.escape(kernel.kernel) + ", " + THREAD +
+                     r": (exited while thread 0 waits at gpu\.barrier: a barrier or "
+                     r"block-wide collective not reached by every thread"
+                     r"|waits at [a-z_.]+ while thread 0 waits at gpu\.barrier)",
+                     message), message

@@ -1034,7 +1034,11 @@ void mlir::pb::nvidia::emulator::runCollective(BlockRun &block,
     return;
   }
   case OpCode::Shuffle: {
-    // gpu.shuffle: value, offset, width; results value, valid.
+    // gpu.shuffle: value, offset, width; results value, valid. As
+    // shfl.sync (PTX ISA 9.7.9.6 "Data Movement and Conversion
+    // Instructions: shfl.sync"): lanes in segments of `width`; a source
+    // outside the lane's segment is invalid and the lane keeps its own
+    // value.
     SmallVector<uint64_t, 32> values;
     for (Thread *lane : threads)
       values.push_back(lane->slots[instr.operands[0]].lanes[0]);

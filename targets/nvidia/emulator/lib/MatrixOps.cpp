@@ -346,12 +346,12 @@ void mlir::pb::nvidia::emulator::runWgmma(BlockRun &block, const Instr &instr,
       const ShadowByte &shadow = block.shadow[i];
       if (shadow.writeEpoch >= block.firstEpoch &&
           block.threads[shadow.writer].proxyFences <= shadow.writeFence)
-        fail(first, "wgmma.mma_async reads shared address " +
-                        llvm::formatv("{0:x}", block.sharedWindowBase + i)
-                            .str() +
-                        ", written by thread " + llvm::Twine(shadow.writer) +
-                        " with no fence.proxy.async by that thread after the "
-                        "write");
+        fail(first,
+             "wgmma.mma_async reads shared address " +
+                 llvm::formatv("{0:x}", block.sharedWindowBase + i).str() +
+                 ", written by thread " + llvm::Twine(shadow.writer) +
+                 " with no fence.proxy.async by that thread after the "
+                 "write");
     }
     reads.ranges.push_back({size_t(offset), bytes});
     std::memcpy(out, block.shared.begin + offset, bytes);
