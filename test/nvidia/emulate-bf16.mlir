@@ -25,9 +25,10 @@
 // tests use, run in the emulator; @mm_bf16_bt at 256 x 256 x 256 rather
 // than 512 x 512 x 256 (the warp-level build of the full size takes about
 // 5 s), still several blocks and K tiles. A cpu-host build of the same
-// functions does not load (bf16 arithmetic on the CPU needs __truncsfbf2,
-// which nothing provides: emulate-bf16-cpu-reference.mlir), so the
-// reference is the same contraction with bf16 operands extended to f32, f32
+// functions rounds every product and partial sum to bf16, as the program
+// says, and differs from the kernels by several bf16 ulps
+// (emulate-bf16-cpu-reference.mlir checks against it), so the reference
+// here is the same contraction with bf16 operands extended to f32, f32
 // products and sums, and one rounding to bf16 at the end, which is what the
 // tensor cores compute: it matches within about one bf16 ulp (2^-8
 // relative; the f32 sums differ only in their order).

@@ -83,6 +83,24 @@ def test_bf16_tanh():
 
 
 
+# Fixed: bf16 arith.mulf/addf became LLVM bf16 arithmetic, which the x86 back
+# end rounds with compiler-rt's __truncsfbf2, unresolved when the artifact was
+# loaded. Each op now computes in f32 and rounds to bf16 (nearest even) as
+# torch's bf16 ops do: the results are the same bits, in both pipelines.
+@pytest.mark.parametrize("pipeline", ["optimized", "reference"])
+def test_bf16_arithmetic(pipeline):
+    art = polyblocks.compile(_read("bf16-arith-truncsfbf2.mlir"),
+                             options={"pipeline": pipeline}, cache=False)
+    g = torch.Generator().manual_seed(0)
+    a, b, c = (torch.randn(4096, generator=g).mul(4).bfloat16() for _ in range(3))
+    s, q, r = art.run("forward", [a, b, c])
+    assert torch.equal(s, a * b + c)
+    assert torch.equal(q, a / b)
+    assert torch.equal(r, a.abs().sqrt())
+
+
+
+
 # Fixed in d834f44: returning one computed value twice crashed the compiler
 # (segfault in promoteBufferResultsToOutParams).
 def test_return_value_twice():

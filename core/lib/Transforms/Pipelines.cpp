@@ -91,7 +91,11 @@ static std::string getS3Spec(const pb::PipelineOptions &options) {
   return spec;
 }
 
+// bf16 arithmetic in f32 first (pb-emulate-bf16), as in the CPU's S4:
+// nothing in mlir-runner's process defines __truncsfbf2 either, and its JIT,
+// compiling for the host's CPU, needs none only where that has AVX512-BF16.
 static const char *const kHost =
+    "pb-emulate-bf16,"
     "convert-linalg-to-affine-loops,lower-affine,convert-scf-to-cf,"
     "convert-vector-to-scf,lower-affine,convert-scf-to-cf,"
     "convert-vector-to-llvm,expand-strided-metadata,"

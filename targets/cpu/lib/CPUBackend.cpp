@@ -50,10 +50,14 @@ using namespace mlir::pb;
 // affine.parallel loops S3 marked) become OpenMP work-sharing loops. The
 // loop nests are functions first (pb-outline-kernels): the passes that work
 // on any op run per function (func.func(...)), in parallel when the context
-// has threads; the module-level ones in between.
+// has threads; the module-level ones in between. bf16 arithmetic computes
+// in f32 and converts with integer operations (pb-emulate-bf16, first, so
+// that a bf16 exp or tanh gets pb-approximate-math's f32 polynomial): LLVM
+// would round each bf16 result with a call to compiler-rt's __truncsfbf2,
+// which nothing defines where the artifact is loaded.
 static const char *const kCPUS4 =
     "pb-outline-kernels,"
-    "func.func(pb-approximate-math,arith-expand{include-bf16=true},"
+    "func.func(pb-emulate-bf16,pb-approximate-math,arith-expand,"
     "convert-linalg-to-affine-loops,lower-affine),"
     "convert-scf-to-openmp,"
     "func.func(convert-vector-to-scf,lower-affine,convert-vector-to-llvm,"

@@ -467,6 +467,50 @@ def PBDumpStagePass : Pass<"pb-dump-stage", "ModuleOp"> {
   ];
 }
 
+def PBEmulateBF16Pass : Pass<"pb-emulate-bf16"> {
+  let summary = "Compute bf16 arithmetic in f32 and convert to bf16 with "
+                "integer operations";
+  let description = [{
+    Stage S4 of the CPU pipeline, and the `host` reference lowering. x86
+    has no bf16 arithmetic: LLVM's back end computes a bf16 `fadd`,
+    `fmul` or `llvm.sqrt` in f32 and rounds the result back with a call to
+    compiler-rt's `__truncsfbf2` (from f64: `__truncdfbf2`; from f64 to
+    f16, which F16C cannot convert, and for an f16 fma, which LLVM computes
+    in f64: `__truncdfhf2`), which nothing need define where a CPU artifact
+    is loaded. After this pass LLVM has no such conversion to make:
+
+    - every arith and math op that computes on bf16 (scalars, vectors,
+      tensors; `arith.select`, bitcasts and constants only move bits and
+      stay), and the vector dialect's contractions, reductions and
+      `vector.fma`, computes in f32 between an `arith.extf` of its operands
+      and an `arith.truncf` of its results (upstream's
+      `arith-emulate-unsupported-floats`, here also applied to the math
+      dialect, its conversions not marked `contract`, which would let
+      extf(truncf(x)) fold): each op's result is rounded to bf16 to nearest
+      even as the program says (a named linalg op whose body this changes,
+      a bf16 `linalg.matmul` left to S4 by `pipeline=reference`, first
+      becomes a `linalg.generic`);
+    - a `math.fma` or `vector.fma` on f16 computes in f64 (as LLVM would:
+      the product is exact), its result truncated to f16 as below;
+    - an `arith.truncf` from f64 to f16 or bf16 rounds to f32 to odd
+      (toward zero, the last bit set when inexact), then to nearest even:
+      one correct rounding, not two;
+    - `arith.extf` from bf16 to f32 and `arith.truncf` from f32 to bf16
+      become integer operations (upstream's `arith-expand{include-bf16}`:
+      a shift; a rounding bias to nearest even, NaNs to a quiet NaN).
+
+    IR with no bf16 value, no such truncation and no f16 fma is left
+    untouched (other f16 arithmetic stays: LLVM computes it in f32 and F16C
+    converts in hardware).
+
+      %s = arith.addf %a, %b : vector<32xbf16>
+      ->  %x = arith.extf %a ...  %y = arith.extf %b ...  (shifts)
+          %t = arith.addf %x, %y : vector<32xf32>
+          %s = arith.truncf %t ...                        (a rounding bias)
+  }];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect"];
+}
+
 def PBApproximateMathPass : Pass<"pb-approximate-math"> {
   let summary = "Replace f32 transcendental functions by polynomial "
                 "approximations";
