@@ -60,10 +60,11 @@ public:
 
   /// Runs kernel `kernel` of module `module` over `grid` blocks of `block`
   /// threads with `dynamicSharedBytes` of dynamic shared memory on
-  /// `buffers` (the kernel's arguments, in order). Blocks run one after
-  /// another. The first error a check finds (or a fault of the program
-  /// such as an unknown kernel) is returned, naming the kernel, the block,
-  /// the thread and the address.
+  /// `buffers` (the kernel's arguments, in order). Blocks are independent
+  /// and run on every core; the error of the first block (in block order)
+  /// whose check fails (or a fault of the program such as an unknown
+  /// kernel) is returned, naming the kernel, the block, the thread and the
+  /// address.
   llvm::Error launch(llvm::StringRef module, llvm::StringRef kernel,
                      const unsigned grid[3], const unsigned block[3],
                      unsigned dynamicSharedBytes,
