@@ -27,6 +27,11 @@ namespace mlir::pb::nvidia::emulator {
 /// Element types of matrix operands.
 enum class MatrixType { F16, BF16, TF32, F32 };
 
+/// A matrix operand element (its bits in the low bits) as a float, exactly:
+/// f16 and bf16 widen, tf32 drops the low 13 mantissa bits of its f32 (the
+/// bits the tensor cores do not read), f32 is itself.
+float matrixElementToFloat(uint64_t bits, MatrixType type);
+
 /// Reads `bytes` bytes of the block's shared memory at shared-window address
 /// `address` into `out`. Returns false (after reporting) when the range is
 /// outside the block's shared memory or is otherwise invalid; the caller

@@ -362,8 +362,9 @@ llvm::Error Preparer::prepareOp(Operation *op, Instr &instr) {
   }
   // Static positions of vector.extract/insert and llvm.extractvalue/
   // insertvalue, as a flat lane offset and a lane count.
-  auto flatPosition = [&](Type aggregate, ArrayRef<int64_t> position,
-                          Type part) -> std::optional<int64_t> {
+  auto flatPosition =
+      [&](Type aggregate,
+          ArrayRef<int64_t> position) -> std::optional<int64_t> {
     if (auto vector = dyn_cast<VectorType>(aggregate)) {
       int64_t offset = 0;
       ArrayRef<int64_t> shape = vector.getShape();
@@ -377,14 +378,13 @@ llvm::Error Preparer::prepareOp(Operation *op, Instr &instr) {
     }
     if (isa<LLVM::LLVMStructType>(aggregate) && position.size() == 1)
       return position[0];
-    (void)part;
     return std::nullopt;
   };
   if (auto extract = dyn_cast<vector::ExtractOp>(op)) {
     if (!extract.getDynamicPosition().empty())
       return error(op, "a dynamic extract position");
-    std::optional<int64_t> offset = flatPosition(
-        extract.getSource().getType(), extract.getStaticPosition(), {});
+    std::optional<int64_t> offset = flatPosition(extract.getSource().getType(),
+                                                 extract.getStaticPosition());
     if (!offset)
       return error(op, "an extract position the emulator cannot read");
     instr.aux = *offset;
@@ -393,8 +393,8 @@ llvm::Error Preparer::prepareOp(Operation *op, Instr &instr) {
   if (auto insert = dyn_cast<vector::InsertOp>(op)) {
     if (!insert.getDynamicPosition().empty())
       return error(op, "a dynamic insert position");
-    std::optional<int64_t> offset = flatPosition(
-        insert.getDest().getType(), insert.getStaticPosition(), {});
+    std::optional<int64_t> offset =
+        flatPosition(insert.getDest().getType(), insert.getStaticPosition());
     if (!offset)
       return error(op, "an insert position the emulator cannot read");
     instr.aux = *offset;
@@ -402,8 +402,8 @@ llvm::Error Preparer::prepareOp(Operation *op, Instr &instr) {
     return set(OpCode::Insert);
   }
   if (auto extract = dyn_cast<LLVM::ExtractValueOp>(op)) {
-    std::optional<int64_t> offset = flatPosition(
-        extract.getContainer().getType(), extract.getPosition(), {});
+    std::optional<int64_t> offset =
+        flatPosition(extract.getContainer().getType(), extract.getPosition());
     if (!offset)
       return error(op, "an extractvalue position the emulator cannot read");
     instr.aux = *offset;
@@ -411,7 +411,7 @@ llvm::Error Preparer::prepareOp(Operation *op, Instr &instr) {
   }
   if (auto insert = dyn_cast<LLVM::InsertValueOp>(op)) {
     std::optional<int64_t> offset =
-        flatPosition(insert.getContainer().getType(), insert.getPosition(), {});
+        flatPosition(insert.getContainer().getType(), insert.getPosition());
     if (!offset)
       return error(op, "an insertvalue position the emulator cannot read");
     instr.aux = *offset;

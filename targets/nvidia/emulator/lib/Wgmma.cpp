@@ -54,44 +54,6 @@ uint32_t floatToBits(float value) {
   return bits;
 }
 
-/// IEEE 754 binary16 (1 sign, 5 exponent bits of bias 15, 10 fraction bits)
-/// to binary32, exactly: every f16 value, subnormals included, is a float.
-float halfToFloat(uint16_t half) {
-  uint32_t sign = uint32_t(half >> 15) << 31;
-  uint32_t exponent = (half >> 10) & 0x1f;
-  uint32_t fraction = half & 0x3ff;
-  if (exponent == 0x1f) // Infinities, and NaNs with their payload kept.
-    return bitsToFloat(sign | 0x7f800000u | (fraction << 13));
-  if (exponent != 0) // Normal: rebias 15 -> 127.
-    return bitsToFloat(sign | ((exponent + 112) << 23) | (fraction << 13));
-  if (fraction == 0)
-    return bitsToFloat(sign);
-  // Subnormal, fraction x 2^-24: normalize so that the leading one becomes
-  // the implicit bit. With the one at bit b (0..9) the value is
-  // 1.f x 2^(b - 24), a normal float of biased exponent b + 103.
-  int b = 9;
-  while (!(fraction & (1u << b)))
-    --b;
-  uint32_t mantissa = (fraction << (23 - b)) & 0x7fffffu;
-  return bitsToFloat(sign | (uint32_t(b + 103) << 23) | mantissa);
-}
-
-/// bfloat16 is the upper half of a binary32 (same exponent width), so the
-/// conversion is exact for every value, subnormals, infinities and NaNs.
-float bfloat16ToFloat(uint16_t bf16) {
-  return bitsToFloat(uint32_t(bf16) << 16);
-}
-
-/// tf32 operands are f32 values of which the multiply sees the sign, the 8
-/// exponent bits and the upper 10 fraction bits: "wgmma.mma_async operation
-/// involving type .tf32 will truncate lower 13 bits of the 32-bit input data
-/// before multiplication is issued" (9.7.15.5.2, "Precision and rounding").
-/// Taken literally, a NaN whose payload lies only in those bits becomes an
-/// infinity.
-float tf32ToFloat(uint32_t bits) {
-  return bitsToFloat(bits & ~uint32_t(0x1fff));
-}
-
 //===----------------------------------------------------------------------===//
 // Matrix descriptors (9.7.15.5.1.2.2 "Matrix Descriptor Format")
 //===----------------------------------------------------------------------===//
@@ -217,15 +179,12 @@ bool readOperand(uint64_t bits, const char *operand, bool mnMajor,
   unsigned t = 16 / elementBytes;
   values.assign(size_t(rows) * depth, 0.0f);
   auto convert = [&](const uint8_t *unit, unsigned i) {
-    if (type == MatrixType::TF32) {
-      uint32_t element;
-      std::memcpy(&element, unit + 4 * i, 4);
-      return tf32ToFloat(element);
-    }
-    uint16_t element;
-    std::memcpy(&element, unit + 2 * i, 2);
-    return type == MatrixType::F16 ? halfToFloat(element)
-                                   : bfloat16ToFloat(element);
+    // tf32 operands: "wgmma.mma_async operation involving type .tf32 will
+    // truncate lower 13 bits of the 32-bit input data before multiplication
+    // is issued" (9.7.15.5.2, "Precision and rounding").
+    uint64_t element = 0;
+    std::memcpy(&element, unit + elementBytes * i, elementBytes);
+    return matrixElementToFloat(element, type);
   };
   uint8_t unit[16];
   auto readUnit = [&](unsigned mn, unsigned k) {
