@@ -1,0 +1,387 @@
+"""StableHLO (as jaxlib's MLIR bindings hold it) -> input-contract MLIR.
+
+``convert(module)`` walks the public ``main`` function of a module that
+``jax.jit(f).lower(...)`` produced, op by op through the MLIR Python
+bindings that jaxlib ships (not by parsing its text, whose printed form
+changes between StableHLO versions), and emits one ``func.func @forward``
+in linalg/tensor/arith/math with :class:`polyblocks.torch.mlir.FunctionBuilder`,
+the text builder the torch frontend uses. Private functions that ``main``
+calls are inlined. An op without an emitter, or an emitter that cannot
+handle its attributes, raises :class:`UnsupportedOp` naming the op and its
+source location.
+
+Emitters are registered per op name in :mod:`polyblocks.jax.ops`; each gets
+an :class:`OpContext` and returns the op's results (``Value``s or
+:class:`Splat`s).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import torch
+
+from ..torch.mlir import FunctionBuilder, Unsupported, Value
+
+__all__ = ["convert", "Converted", "UnsupportedOp", "Splat", "OpContext", "register",
+           "EMITTERS", "element_dtype"]
+
+EMITTERS: dict[str, Callable] = {}
+
+
+def register(*names: str):
+    def wrap(fn):
+        for n in names:
+            EMITTERS[n] = fn
+        return fn
+    return wrap
+
+
+class UnsupportedOp(Unsupported):
+    """An op (or a form of it) that the converter does not handle.
+
+    ``op``: the StableHLO op name; ``location``: where the program built it
+    (file:line when the module has it)."""
+
+    def __init__(self, op: str, reason: str, location: str = ""):
+        self.op = op
+        self.reason = reason
+        self.location = location
+        where = f" at {location}" if location else ""
+        super().__init__(f"{op}{where}: {reason}")
+
+
+_ELEMENT_DTYPES = {
+    "f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16,
+    "f64": torch.float64, "i1": torch.bool, "i8": torch.int8, "i16": torch.int16,
+    "i32": torch.int32, "i64": torch.int64,
+}
+
+
+def element_dtype(type_str: str):
+    try:
+        return _ELEMENT_DTYPES[type_str]
+    except KeyError:
+        raise Unsupported(f"element type {type_str} is not supported") from None
+
+
+def tensor_shape_dtype(t) -> tuple[tuple[int, ...], Any]:
+    """(shape, torch dtype) of an MLIR ranked tensor type."""
+    from jaxlib.mlir import ir
+    try:
+        rt = ir.RankedTensorType(t)
+    except (ValueError, TypeError):
+        raise Unsupported(f"type {t} is not a ranked tensor") from None
+    if not rt.has_static_shape:
+        raise Unsupported(f"type {t} has a dynamic shape")
+    return tuple(int(d) for d in rt.shape), element_dtype(str(rt.element_type))
+
+
+class Splat:
+    """A tensor whose elements all equal one python number; materialized
+    (a linalg.fill) only when an op needs it as a tensor."""
+
+    __slots__ = ("value", "shape", "dtype", "_materialized")
+
+    def __init__(self, value, shape, dtype):
+        self.value = value
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = dtype
+        self._materialized = None
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def materialize(self, b: FunctionBuilder) -> Value:
+        if self._materialized is None:
+            self._materialized = b.fill(self.value, self.shape, self.dtype)
+        return self._materialized
+
+
+def describe_location(loc) -> str:
+    """file:line of an MLIR location as JAX writes them (a name over a call
+    site chain), or '' when it has none."""
+    text = str(loc)
+    m = re.search(r'"([^"]+)":(\d+)', text)
+    if not m:
+        return ""
+    return f"{m.group(1)}:{m.group(2)}"
+
+
+class OpContext:
+    """What an emitter sees of the op it converts."""
+
+    def __init__(self, conv: "_Converter", op, operands: list):
+        self.conv = conv
+        self.b = conv.b
+        self.op = op
+        self.name = op.name
+        self.raw = operands  # Values or Splats
+
+    # -- operands --------------------------------------------------------
+    def value(self, i: int) -> Value:
+        """Operand ``i`` as a tensor Value (splats materialized)."""
+        v = self.raw[i]
+        return v.materialize(self.b) if isinstance(v, Splat) else v
+
+    def values(self) -> list[Value]:
+        return [self.value(i) for i in range(len(self.raw))]
+
+    def splat(self, i: int):
+        """The python number of operand ``i`` when it is a splat constant,
+        else None."""
+        v = self.raw[i]
+        return v.value if isinstance(v, Splat) else None
+
+    def scalar(self, i: int):
+        """Operand ``i`` (a rank-0 tensor) as a top-level Scalar, or its
+        python number when it is a constant."""
+        v = self.raw[i]
+        if isinstance(v, Splat):
+            return v.value
+        if v.rank != 0:
+            raise self.unsupported(f"operand {i} is not a scalar")
+        from ..torch.mlir import Scalar
+        return Scalar(self.b.op(f"tensor.extract {v.name}[] : {v.type}"), v.dtype)
+
+    # -- results ---------------------------------------------------------
+    @property
+    def result_types(self) -> list[tuple[tuple[int, ...], Any]]:
+        return [tensor_shape_dtype(r.type) for r in self.op.results]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.result_types[0][0]
+
+    @property
+    def dtype(self):
+        return self.result_types[0][1]
+
+    def operand_type(self, i: int):
+        return tensor_shape_dtype(self.op.operands[i].type)
+
+    # -- attributes ------------------------------------------------------
+    def has(self, name: str) -> bool:
+        return name in self.op.attributes
+
+    def attr(self, name: str):
+        try:
+            return self.op.attributes[name]
+        except KeyError:
+            raise self.unsupported(f"no attribute {name!r}") from None
+
+    def ints(self, name: str, default=None) -> list[int]:
+        """An integer array attribute (DenseI64ArrayAttr or dense elements),
+        flattened."""
+        if not self.has(name):
+            if default is not None:
+                return list(default)
+            raise self.unsupported(f"no attribute {name!r}")
+        return attr_ints(self.attr(name))
+
+    def int_matrix(self, name: str) -> list[list[int]]:
+        """A 2-d dense integer attribute (e.g. padding) as rows."""
+        a = self.attr(name)
+        arr = np.array(a)
+        return [[int(x) for x in row] for row in arr.reshape(arr.shape[0], -1)]
+
+    def int(self, name: str, default=None) -> int:
+        if not self.has(name):
+            if default is not None:
+                return default
+            raise self.unsupported(f"no attribute {name!r}")
+        from jaxlib.mlir import ir
+        return int(ir.IntegerAttr(self.attr(name)).value)
+
+    def unsupported(self, reason: str) -> UnsupportedOp:
+        return UnsupportedOp(self.name, reason, describe_location(self.op.location))
+
+    # -- regions ---------------------------------------------------------
+    def region_ops(self, index: int = 0) -> tuple[list, list]:
+        """(block arguments, ops) of the single block of region ``index``."""
+        region = self.op.regions[index]
+        blocks = list(region.blocks)
+        if len(blocks) != 1:
+            raise self.unsupported(f"region with {len(blocks)} blocks")
+        return list(blocks[0].arguments), [o.operation for o in blocks[0].operations]
+
+    def inline_call(self, callee: str, args: list) -> list:
+        return self.conv.call(callee, args)
+
+
+def attr_ints(a) -> list[int]:
+    try:
+        return [int(x) for x in a]
+    except TypeError:
+        return [int(x) for x in np.array(a).reshape(-1)]
+
+
+@dataclass
+class Converted:
+    """A converted module: the text of the input-contract module, which of
+    ``main``'s arguments ``forward`` takes, and how ``main``'s results are
+    rebuilt from ``forward``'s results."""
+
+    text: str
+    arg_indices: list[int]
+    # Per main result: ("result", k), ("input", i) (main's argument i
+    # returned as is) or ("splat", (value, shape, dtype)).
+    plan: list[tuple]
+    input_types: list[tuple]   # (shape, dtype) of every main argument
+    output_types: list[tuple]  # (shape, dtype) of every main result
+    ops: list[str] = field(default_factory=list)
+
+
+class _Converter:
+    def __init__(self, module):
+        self.b = FunctionBuilder()
+        self.funcs = {}
+        for op in module.body.operations:
+            op = op.operation
+            if op.name == "func.func":
+                self.funcs[_sym_name(op)] = op
+        self.ops: list[str] = []
+        self._depth = 0
+
+    def run_block(self, block, args: Sequence) -> list:
+        env: dict = {}
+        for a, v in zip(block.arguments, args):
+            env[a] = v
+        for op in block.operations:
+            op = op.operation
+            name = op.name
+            operands = [env[v] for v in op.operands]
+            if name in ("func.return", "stablehlo.return"):
+                return operands
+            if name == "func.call" or name == "call":
+                results = self.call(_callee(op), operands)
+            else:
+                fn = EMITTERS.get(name)
+                if fn is None:
+                    raise UnsupportedOp(name, "not supported",
+                                        describe_location(op.location))
+                cx = OpContext(self, op, operands)
+                for v in operands:
+                    if isinstance(v, Value) and v.name is None:
+                        raise cx.unsupported("an operand has no elements")
+                try:
+                    results = fn(cx)
+                except UnsupportedOp:
+                    raise
+                except Unsupported as e:
+                    raise cx.unsupported(str(e)) from None
+                self.ops.append(name)
+            if not isinstance(results, (list, tuple)):
+                results = [results]
+            if len(results) != len(op.results):
+                raise UnsupportedOp(name, f"emitter returned {len(results)} results, "
+                                    f"the op has {len(op.results)}")
+            for r, v in zip(op.results, results):
+                _check_result(name, r, v)
+                env[r] = v
+        raise Unsupported("block without a terminator")
+
+    def call(self, callee: str, args: list) -> list:
+        fn = self.funcs.get(callee)
+        if fn is None:
+            raise Unsupported(f"call to unknown function @{callee}")
+        self._depth += 1
+        if self._depth > 64:
+            raise Unsupported(f"calls nested too deeply (recursion through @{callee}?)")
+        try:
+            return self.run_block(fn.regions[0].blocks[0], args)
+        finally:
+            self._depth -= 1
+
+
+def _check_result(name, r, v) -> None:
+    shape, dtype = tensor_shape_dtype(r.type)
+    if not isinstance(v, (Value, Splat)):
+        raise UnsupportedOp(name, f"emitter returned {type(v).__name__}")
+    if tuple(v.shape) != shape or v.dtype != dtype:
+        raise UnsupportedOp(name, f"emitter produced {list(v.shape)} {v.dtype}, the op "
+                            f"has {list(shape)} {dtype} (a converter bug)")
+
+
+def _sym_name(op) -> str:
+    from jaxlib.mlir import ir
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def _callee(op) -> str:
+    from jaxlib.mlir import ir
+    a = op.attributes["callee"]
+    try:
+        return ir.FlatSymbolRefAttr(a).value
+    except (ValueError, TypeError):
+        return str(a).lstrip("@")
+
+
+def convert(module, func_name: str = "forward") -> Converted:
+    """Converts ``module`` (a jaxlib ``ir.Module``) and returns the text of
+    an input-contract module; raises UnsupportedOp/Unsupported."""
+    from . import ops  # noqa: F401  (registers the emitters)
+
+    conv = _Converter(module)
+    main = conv.funcs.get("main")
+    if main is None:
+        raise Unsupported("the module has no @main function")
+    block = main.regions[0].blocks[0]
+    input_types = [tensor_shape_dtype(a.type) for a in block.arguments]
+    output_types = []
+    for r in block.operations[len(block.operations) - 1].operation.operands:
+        output_types.append(tensor_shape_dtype(r.type))
+    args: list = []
+    func_args: list[tuple[int, Value]] = []
+    for i, (shape, dtype) in enumerate(input_types):
+        if 0 in shape:
+            args.append(Value(None, shape, dtype))
+            continue
+        v = Value(f"%arg{len(func_args)}", shape, dtype)
+        func_args.append((i, v))
+        args.append(v)
+    results = conv.run_block(block, args)
+    b = conv.b
+    arg_index = {v.name: i for i, v in func_args}
+    plan: list[tuple] = []
+    outs: list[Value] = []
+    seen: dict[str, int] = {}
+    for v, (shape, dtype) in zip(results, output_types):
+        if isinstance(v, Splat):
+            plan.append(("splat", (v.value, v.shape, v.dtype)))
+            continue
+        if v.name is None or 0 in shape:
+            plan.append(("splat", (0, shape, dtype)))
+            continue
+        if v.name in arg_index:
+            plan.append(("input", arg_index[v.name]))
+            continue
+        if v.name in seen:
+            plan.append(("result", seen[v.name]))
+            continue
+        seen[v.name] = len(outs)
+        plan.append(("result", len(outs)))
+        outs.append(v)
+    # Arguments the computation does not read are not forward's arguments.
+    body = "\n".join(b.lines)
+    used = [(i, v) for i, v in func_args if re.search(re.escape(v.name) + r"\b", body)
+            or any(o.name == v.name for o in outs)]
+    renames = {v.name: f"%in{k}" for k, (_, v) in enumerate(used)}
+    if renames:
+        body = re.sub(r"%arg\d+\b", lambda m: renames.get(m.group(0), m.group(0)), body)
+    arg_text = ", ".join(f"{renames[v.name]}: {v.type}" for _, v in used)
+    res_types = ", ".join(v.type for v in outs)
+    lines = ["module {", f"func.func @{func_name}({arg_text}) -> ({res_types}) {{", body]
+    if outs:
+        names = ", ".join(renames.get(v.name, v.name) for v in outs)
+        lines.append(f"  return {names} : {res_types}")
+    else:
+        lines.append("  return")
+    lines += ["}", "}"]
+    return Converted(text="\n".join(lines) + "\n", arg_indices=[i for i, _ in used],
+                     plan=plan, input_types=input_types, output_types=output_types,
+                     ops=conv.ops)

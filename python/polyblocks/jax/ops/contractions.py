@@ -1,0 +1,154 @@
+"""dot_general and convolution, onto linalg's named contractions."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ._common import *  # noqa: F401,F403
+
+
+def _acc(dtype):
+    if dtype == torch.bool:
+        raise Unsupported("boolean contraction")
+    return compute_dtype(dtype)
+
+
+def _matmul(b, x: Value, y: Value, acc) -> Value:
+    """(B, M, K) x (B, K, N) or (M, K) x (K, N) in ``acc``."""
+    if x.rank == 3:
+        shape, op = (x.shape[0], x.shape[1], y.shape[2]), "linalg.batch_matmul"
+    else:
+        shape, op = (x.shape[0], y.shape[1]), "linalg.matmul"
+    init = b.fill(0, shape, acc)
+    return b.tensor_op(f"{op} ins({x.name}, {y.name} : {x.type}, {y.type}) "
+                       f"outs({init.name} : {init.type}) -> {init.type}", shape, acc)
+
+
+@register("stablehlo.dot_general")
+def _dot_general(cx):
+    from jaxlib.mlir.dialects import stablehlo as shlo
+    dn = shlo.DotDimensionNumbers(cx.attr("dot_dimension_numbers"))
+    lb, rb = list(dn.lhs_batching_dimensions), list(dn.rhs_batching_dimensions)
+    lc, rc = list(dn.lhs_contracting_dimensions), list(dn.rhs_contracting_dimensions)
+    if cx.has("algorithm"):
+        raise cx.unsupported("a dot algorithm attribute")
+    b = cx.b
+    x, y = cx.value(0), cx.value(1)
+    out_dtype = cx.dtype
+    acc = _acc(out_dtype)
+    if x.dtype != y.dtype:
+        x, y = b.convert(x, acc), b.convert(y, acc)
+    lf = [i for i in range(x.rank) if i not in lb and i not in lc]
+    rf = [i for i in range(y.rank) if i not in rb and i not in rc]
+    bs = [x.shape[i] for i in lb]
+    B = math.prod(bs)
+    M = math.prod(x.shape[i] for i in lf)
+    N = math.prod(y.shape[i] for i in rf)
+    K = math.prod(x.shape[i] for i in lc)
+    xt = b.transpose(x, lb + lf + lc)
+    yt = b.transpose(y, rb + rc + rf)
+    if lb:
+        xm = b.reshape(xt, (B, M, K))
+        ym = b.reshape(yt, (B, K, N))
+    else:
+        xm = b.reshape(xt, (M, K))
+        ym = b.reshape(yt, (K, N))
+    r = _matmul(b, xm, ym, acc)
+    r = b.reshape(r, cx.shape)
+    return b.convert(r, out_dtype)
+
+
+@register("stablehlo.convolution")
+def _convolution(cx):
+    from jaxlib.mlir.dialects import stablehlo as shlo
+    dn = shlo.ConvDimensionNumbers(cx.attr("dimension_numbers"))
+    b = cx.b
+    x, w = cx.value(0), cx.value(1)
+    nd = x.rank - 2
+    if cx.int("batch_group_count", 1) != 1:
+        raise cx.unsupported("batch_group_count > 1")
+    groups = cx.int("feature_group_count", 1)
+    if nd not in (1, 2, 3):
+        raise cx.unsupported(f"{nd}-d convolution")
+    if nd == 3 and groups != 1:
+        raise cx.unsupported("grouped 3-d convolution")
+    strides = cx.ints("window_strides", [1] * nd)
+    lhs_dil = cx.ints("lhs_dilation", [1] * nd)
+    rhs_dil = cx.ints("rhs_dilation", [1] * nd)
+    padding = cx.int_matrix("padding") if cx.has("padding") else [[0, 0]] * nd
+    reversal = []
+    if cx.has("window_reversal"):
+        reversal = [bool(v) for v in cx.attr("window_reversal")]
+    out_dtype = cx.dtype
+    acc = _acc(out_dtype)
+    if x.dtype != w.dtype:
+        x, w = b.convert(x, acc), b.convert(w, acc)
+    # Operands in (N, C, spatial...) and (O, I, spatial...).
+    xs = list(dn.input_spatial_dimensions)
+    ks = list(dn.kernel_spatial_dimensions)
+    os_ = list(dn.output_spatial_dimensions)
+    x = b.transpose(x, [dn.input_batch_dimension, dn.input_feature_dimension] + xs)
+    w = b.transpose(w, [dn.kernel_output_feature_dimension,
+                        dn.kernel_input_feature_dimension] + ks)
+    if any(reversal):
+        R = w.rank
+        res = [f"{w.shape[d] - 1} - d{d}" if d >= 2 and reversal[d - 2] else f"d{d}"
+               for d in range(R)]
+        e = b.empty(w.shape, w.dtype)
+        w = b.generic([w], [affine_map(R, res)], [e], [identity_map(R)], ["parallel"] * R,
+                      lambda bb, a, o: [a])[0]
+    # lhs dilation (transposed convolutions) as zeros between the input's
+    # elements, then padding (negative padding crops).
+    low = [p[0] for p in padding]
+    high = [p[1] for p in padding]
+    if any(d != 1 for d in lhs_dil) or any(v < 0 for v in low + high):
+        full = [max(lo, 0) + (d - 1) * ld + 1 + max(hi, 0)
+                for d, lo, hi, ld in zip(x.shape[2:], low, high, lhs_dil)]
+        dest = b.fill(0, list(x.shape[:2]) + full, x.dtype)
+        x = b.insert_into(dest, x, [0, 0] + [max(lo, 0) for lo in low], [1, 1] + lhs_dil)
+        if any(v < 0 for v in low + high):
+            offs = [0, 0] + [max(-lo, 0) for lo in low]
+            sizes = list(x.shape[:2]) + [f - max(-lo, 0) - max(-hi, 0)
+                                         for f, lo, hi in zip(full, low, high)]
+            x = b.extract_slice(x, offs, sizes, [1] * x.rank)
+    else:
+        x = b.pad(x, [0, 0] + low, [0, 0] + high, 0)
+    # Result in (N, O, spatial...), then in the op's layout.
+    out_shape = cx.shape
+    n_o_shape = ([out_shape[dn.output_batch_dimension], out_shape[dn.output_feature_dimension]]
+                 + [out_shape[d] for d in os_])
+    if nd == 1:
+        x = b.reshape(x, (x.shape[0], x.shape[1], 1, x.shape[2]))
+        w = b.reshape(w, (w.shape[0], w.shape[1], 1, w.shape[2]))
+        strides, rhs_dil = [1] + strides, [1] + rhs_dil
+        conv_shape = (n_o_shape[0], n_o_shape[1], 1, n_o_shape[2])
+        cnd = 2
+    else:
+        conv_shape = tuple(n_o_shape)
+        cnd = nd
+    attrs = (f"{{dilations = dense<[{', '.join(map(str, rhs_dil))}]> : tensor<{cnd}xi64>, "
+             f"strides = dense<[{', '.join(map(str, strides))}]> : tensor<{cnd}xi64>}}")
+    if groups == 1:
+        op = "linalg.conv_2d_nchw_fchw" if cnd == 2 else "linalg.conv_3d_ncdhw_fcdhw"
+        init = b.fill(0, conv_shape, acc)
+        r = b.tensor_op(f"{op} {attrs} ins({x.name}, {w.name} : {x.type}, {w.type}) "
+                        f"outs({init.name} : {init.type}) -> {init.type}", conv_shape, acc)
+    else:
+        n, c = x.shape[0], x.shape[1]
+        f = w.shape[0]
+        g = groups
+        xg = b.reshape(x, (n, g, c // g) + x.shape[2:])
+        wg = b.reshape(w, (g, f // g) + w.shape[1:])
+        gshape = (conv_shape[0], g, f // g) + tuple(conv_shape[2:])
+        init = b.fill(0, gshape, acc)
+        r = b.tensor_op(f"linalg.conv_2d_ngchw_gfchw {attrs} ins({xg.name}, {wg.name} : "
+                        f"{xg.type}, {wg.type}) outs({init.name} : {init.type}) -> "
+                        f"{init.type}", gshape, acc)
+    r = b.reshape(r, n_o_shape)
+    # (N, O, spatial...) -> the output's dimension order.
+    order = [dn.output_batch_dimension, dn.output_feature_dimension] + os_
+    inv = [order.index(d) for d in range(len(order))]
+    r = b.transpose(r, inv)
+    return b.convert(r, out_dtype)

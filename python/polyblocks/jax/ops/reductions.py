@@ -1,0 +1,151 @@
+"""Reductions: reduce and reduce_window with add/mul/max/min/and/or/xor
+bodies."""
+
+from __future__ import annotations
+
+import torch
+
+from ._common import *  # noqa: F401,F403
+
+# Body op -> how an accumulator and an element combine.
+_COMBINE = {
+    "stablehlo.add": ("arith.addf", "arith.addi", "arith.ori"),
+    "stablehlo.multiply": ("arith.mulf", "arith.muli", "arith.andi"),
+    "stablehlo.maximum": ("arith.maximumf", "arith.maxsi", "arith.ori"),
+    "stablehlo.minimum": ("arith.minimumf", "arith.minsi", "arith.andi"),
+    "stablehlo.and": (None, "arith.andi", "arith.andi"),
+    "stablehlo.or": (None, "arith.ori", "arith.ori"),
+    "stablehlo.xor": (None, "arith.xori", "arith.xori"),
+}
+
+
+def body_combiner(cx: OpContext, region: int = 0) -> str:
+    """The body op of a single-input reduction region, as its StableHLO
+    name; unsupported unless the body is one binary op of the two
+    arguments followed by the return."""
+    args, ops = cx.region_ops(region)
+    if len(args) != 2 or len(ops) != 2 or ops[1].name != "stablehlo.return":
+        raise cx.unsupported(f"a reduction body of {len(ops)} ops over {len(args)} "
+                             "arguments (only one add/mul/max/min/and/or/xor)")
+    op = ops[0]
+    if op.name not in _COMBINE:
+        raise cx.unsupported(f"a reduction body of {op.name}")
+    operands = list(op.operands)
+    if set(map(_key, operands)) != {_key(args[0]), _key(args[1])}:
+        raise cx.unsupported("a reduction body that does not combine its two arguments")
+    if _key(list(ops[1].operands)[0]) != _key(op.results[0]):
+        raise cx.unsupported("a reduction body that does not return its result")
+    return op.name
+
+
+def _key(v):
+    return v
+
+
+def combine(b, kind: str, acc: Scalar, x: Scalar) -> Scalar:
+    fop, iop, bop = _COMBINE[kind]
+    if is_float(acc.dtype):
+        if fop is None:
+            raise Unsupported(f"{kind} of floats")
+        return b.bin(fop, acc, b.cast(x, acc.dtype))
+    if acc.dtype == torch.bool:
+        return b.bin(bop, acc, x)
+    return b.bin(iop, acc, x)
+
+
+def acc_dtype(dtype):
+    """Float sums accumulate in f32 for f16/bf16."""
+    return compute_dtype(dtype)
+
+
+def init_scalar(cx: OpContext, i: int, dtype):
+    """The init operand ``i`` as a python number or a top-level Scalar of
+    ``dtype``."""
+    v = cx.scalar(i)
+    if isinstance(v, Scalar):
+        return cx.b.cast(v, dtype)
+    return v
+
+
+@register("stablehlo.reduce")
+def _reduce(cx):
+    n = len(cx.raw) // 2
+    if n != 1:
+        raise cx.unsupported(f"a reduction of {n} operands together")
+    kind = body_combiner(cx)
+    b = cx.b
+    x = cx.value(0)
+    dims = cx.ints("dimensions")
+    out_dtype = cx.dtype
+    acc = acc_dtype(out_dtype) if kind in ("stablehlo.add", "stablehlo.multiply") else out_dtype
+    init = init_scalar(cx, 1, acc)
+    if not dims:
+        return b.convert(x, out_dtype)
+    rank = x.rank
+    kept = [i for i in range(rank) if i not in dims]
+    out_shape = [x.shape[i] for i in kept]
+    out = b.fill(init, out_shape, acc)
+    its = ["reduction" if i in dims else "parallel" for i in range(rank)]
+    r = b.generic([x], [identity_map(rank)], [out], [affine_map(rank, [f"d{i}" for i in kept])],
+                  its, lambda bb, a, o: [combine(bb, kind, o, a)])[0]
+    return b.convert(r, out_dtype)
+
+
+@register("stablehlo.reduce_window")
+def _reduce_window(cx):
+    n = len(cx.raw) // 2
+    if n != 1:
+        raise cx.unsupported(f"a windowed reduction of {n} operands together")
+    kind = body_combiner(cx)
+    b = cx.b
+    x = cx.value(0)
+    R = x.rank
+    window = cx.ints("window_dimensions")
+    strides = cx.ints("window_strides", [1] * R)
+    base_dil = cx.ints("base_dilations", [1] * R)
+    win_dil = cx.ints("window_dilations", [1] * R)
+    padding = cx.int_matrix("padding") if cx.has("padding") else [[0, 0]] * R
+    out_shape, out_dtype = cx.shape, cx.dtype
+    acc = acc_dtype(out_dtype) if kind in ("stablehlo.add", "stablehlo.multiply") else out_dtype
+    init = init_scalar(cx, 1, x.dtype)
+    # Base dilation and padding: the input padded with the init value (a
+    # strided insert for base dilation), then every window inside it.
+    low = [p[0] for p in padding]
+    high = [p[1] for p in padding]
+    if any(d != 1 for d in base_dil) or any(v < 0 for v in low + high):
+        full = [max(lo, 0) + (d - 1) * bd + 1 + max(hi, 0)
+                for d, lo, hi, bd in zip(x.shape, low, high, base_dil)]
+        dest = b.fill(init, full, x.dtype)
+        x = b.insert_into(dest, x, [max(lo, 0) for lo in low], base_dil)
+        if any(v < 0 for v in low + high):
+            offs = [max(-lo, 0) for lo in low]
+            sizes = [f - max(-lo, 0) - max(-hi, 0) for f, lo, hi in zip(full, low, high)]
+            x = b.extract_slice(x, offs, sizes, [1] * R)
+    else:
+        x = b.pad(x, low, high, init)
+    # Iteration space: output dims d0..d{R-1}, window dims d{R}..d{2R-1};
+    # window dims of size 1 are left out.
+    wdims = [i for i in range(R) if window[i] != 1]
+    nd = R + len(wdims)
+    exprs = []
+    for i in range(R):
+        e = f"d{i}" if strides[i] == 1 else f"d{i} * {strides[i]}"
+        if i in wdims:
+            k = R + wdims.index(i)
+            e += f" + d{k}" if win_dil[i] == 1 else f" + d{k} * {win_dil[i]}"
+        exprs.append(e)
+    wshape = [window[i] for i in wdims]
+    init_acc = init if not isinstance(init, Scalar) else b.cast(init, acc)
+    out = b.fill(init_acc, out_shape, acc)
+    its = ["parallel"] * R + ["reduction"] * len(wdims)
+    if wdims:
+        shape_t = b.empty(wshape, acc)
+        r = b.generic([x, shape_t], [affine_map(nd, exprs),
+                                     affine_map(nd, [f"d{R + j}" for j in range(len(wdims))])],
+                      [out], [affine_map(nd, [f"d{i}" for i in range(R)])], its,
+                      lambda bb, a, _w, o: [combine(bb, kind, o, a)])[0]
+    else:
+        r = b.generic([x], [affine_map(nd, exprs)], [out],
+                      [affine_map(nd, [f"d{i}" for i in range(R)])], its,
+                      lambda bb, a, o: [combine(bb, kind, o, a)])[0]
+    return b.convert(r, out_dtype)
