@@ -174,13 +174,7 @@ class Jitted:
     def _resolve_target(self, leaves) -> str:
         if self._target != "auto":
             return self._target
-        for leaf in leaves:
-            devices = getattr(leaf, "devices", None)
-            if callable(devices):
-                for d in devices():
-                    if d.platform == "gpu" or d.platform == "cuda":
-                        return "nvidia-auto"
-        return "cpu-host"
+        return "nvidia-auto" if _on_gpu(leaves) else "cpu-host"
 
     # -- public ----------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -219,6 +213,13 @@ class Jitted:
         jl = self._xla.lower(*args, **kwargs)
         name = getattr(self._fun, "__name__", "function")
         try:
+            gpu, nvidia = _on_gpu(leaves), target.startswith("nvidia")
+            if gpu and not nvidia:
+                raise Unsupported(f"target {target!r} is not an NVIDIA target, but the "
+                                  "arguments are on a GPU")
+            if nvidia and not gpu:
+                raise Unsupported(f"target {target!r} needs GPU arrays, but the arguments "
+                                  "are on the CPU")
             conv = convert(jl.compiler_ir("stablehlo"))
             if len(conv.input_types) != len(leaves):
                 raise Unsupported(f"the lowered program takes {len(conv.input_types)} "
@@ -245,6 +246,17 @@ class Jitted:
 # ---------------------------------------------------------------------------
 # Arrays across the boundary
 # ---------------------------------------------------------------------------
+
+def _on_gpu(leaves) -> bool:
+    """Whether the array arguments live on a GPU (CUDA) device."""
+    for leaf in leaves:
+        devices = getattr(leaf, "devices", None)
+        if callable(devices):
+            for d in devices():
+                if d.platform in ("gpu", "cuda"):
+                    return True
+    return False
+
 
 def _abstract(leaf):
     import jax
