@@ -46,7 +46,7 @@ class _FakeArray:
 
 def test_auto_target_follows_the_arrays():
     assert not _on_gpu([jnp.ones(3), 2.0])
-    assert _on_gpu([jnp.ones(3), _FakeArray("gpu")])
+    assert _on_gpu([2.0, _FakeArray("gpu"), jnp.ones(3)])  # the first array decides
     jf = pj.jit(lambda x: x + 1.0)
     assert jf._resolve_target([_FakeArray("gpu")]) == "nvidia-auto"
     assert jf._resolve_target([jnp.ones(3)]) == "cpu-host"

@@ -87,7 +87,8 @@ class Lowered:
 class _Compiled:
     """One signature's compiled program (or its XLA fallback)."""
 
-    __slots__ = ("converted", "executable", "out_tree", "fallback", "target", "cuda")
+    __slots__ = ("converted", "executable", "out_tree", "fallback", "target", "cuda",
+                 "arg_dtypes")
 
     @staticmethod
     def needs_run(conv: Converted) -> bool:
@@ -100,16 +101,15 @@ class _Compiled:
         self.fallback = fallback
         self.target = target
         self.cuda = target.startswith("nvidia")
+        self.arg_dtypes = [] if converted is None else [
+            (i, _jax_dtype(converted.input_types[i][1])) for i in converted.arg_indices]
 
     def run(self, leaves: list):
         import jax
         import jax.numpy as jnp
 
         conv = self.converted
-        inputs = []
-        for i in conv.arg_indices:
-            shape, dtype = conv.input_types[i]
-            inputs.append(_to_torch(leaves[i], dtype, self.cuda))
+        inputs = [_to_torch(leaves[i], dt, self.cuda) for i, dt in self.arg_dtypes]
         outs = self.executable.run("forward", inputs) if self.executable else []
         if self.cuda and outs:
             torch.cuda.current_stream().synchronize()
@@ -162,7 +162,9 @@ class Jitted:
         return leaves, treedef, static, static_kw
 
     def _key(self, leaves, treedef, static, static_kw, target):
-        avals = tuple(_abstract(leaf) for leaf in leaves)
+        # A jax.Array's aval (shape, dtype, weak type) is cached and hashable.
+        avals = tuple(leaf.aval if type(leaf) is _ARRAY_TYPE else _abstract(leaf)
+                      for leaf in leaves)
         key = (treedef, avals, static, static_kw, target)
         try:
             hash(key)
@@ -248,26 +250,32 @@ class Jitted:
 # ---------------------------------------------------------------------------
 
 def _on_gpu(leaves) -> bool:
-    """Whether the array arguments live on a GPU (CUDA) device."""
+    """Whether the array arguments live on a GPU (CUDA) device: the first
+    array argument's device decides (python numbers and numpy arrays are
+    host values that go wherever the arrays are)."""
     for leaf in leaves:
         devices = getattr(leaf, "devices", None)
         if callable(devices):
-            for d in devices():
-                if d.platform in ("gpu", "cuda"):
-                    return True
+            return any(d.platform in ("gpu", "cuda") for d in devices())
     return False
+
+
+def _array_type():
+    import jax.numpy as jnp
+    return type(jnp.zeros(()))
+
+
+_ARRAY_TYPE = _array_type()
 
 
 def _abstract(leaf):
     import jax
-    import numpy as np
 
     try:
-        aval = jax.api_util.shaped_abstractify(leaf)
+        return jax.api_util.shaped_abstractify(leaf)
     except TypeError:
         raise TypeError(f"polyblocks.jax.jit: argument of type {type(leaf).__name__} "
                         "is not an array") from None
-    return (tuple(aval.shape), np.dtype(aval.dtype).str, bool(getattr(aval, "weak_type", False)))
 
 
 _TORCH_TO_JAX = {
@@ -283,21 +291,24 @@ def _jax_dtype(dtype):
 
 
 def _as_jax_array(leaf, dtype):
-    import jax
+    """``leaf`` as a jax.Array of torch dtype ``dtype``."""
     import jax.numpy as jnp
 
     want = _jax_dtype(dtype)
-    if isinstance(leaf, jax.Array) and leaf.dtype == want:
+    if type(leaf) is _ARRAY_TYPE and leaf.dtype == want:
         return leaf
     return jnp.asarray(leaf, dtype=want)
 
 
-def _to_torch(leaf, dtype, cuda: bool) -> torch.Tensor:
-    arr = _as_jax_array(leaf, dtype)
+def _to_torch(leaf, want, cuda: bool) -> torch.Tensor:
+    """``leaf`` (of jax dtype ``want`` once converted) as a torch tensor
+    sharing its memory."""
+    if type(leaf) is not _ARRAY_TYPE or leaf.dtype != want:
+        import jax.numpy as jnp
+        leaf = jnp.asarray(leaf, dtype=want)
     if cuda:
-        arr.block_until_ready()
-    t = torch.from_dlpack(arr)
-    return t
+        leaf.block_until_ready()
+    return torch.from_dlpack(leaf)
 
 
 def _to_jax(t: torch.Tensor):
