@@ -188,3 +188,15 @@ def test_half_precision_matches_xla():
         ref = jax.jit(f)(x, w)
         assert out.dtype == dt
         _close(out, ref, rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("mask", [[True, False, True], [False] * 5 + [True] * 6,
+                                  [True] * 7 + [False], [False, True] * 9])
+def test_boolean_constants(mask):
+    m = np.array(mask)
+
+    def f(x):
+        return jnp.where(jnp.asarray(m), x, -x)
+
+    x = jnp.arange(float(len(mask)))
+    _close(pj.jit(f, strict=True)(x), f(x), rtol=0, atol=0)

@@ -605,7 +605,10 @@ class FunctionBuilder:
         dtype = t.dtype
         flat = t.reshape(-1)
         if dtype == torch.bool:
-            raw = flat.to(torch.int8).numpy().tobytes()
+            # MLIR reads i1 elements' hex data bit-packed, lowest bit first
+            # (one byte of 0x00 or 0xFF is a splat).
+            import numpy as np
+            raw = np.packbits(flat.numpy(), bitorder="little").tobytes()
         else:
             raw = flat.view(torch.uint8).numpy().tobytes()
         tt = tensor_type(t.shape, dtype)
