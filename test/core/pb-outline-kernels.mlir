@@ -4,7 +4,7 @@
 // kernels, the first called twice, each named after a hash of its code.
 // Constants are copied into the kernel; the buffers and the index the
 // bounds use are its arguments, in order of first use.
-// CHECK: remark: pb-explain: 6 kernels outlined, 4 distinct after deduplication; 1 loop nests left in place
+// CHECK: remark: pb-explain: 7 kernels outlined, 5 distinct after deduplication; 1 loop nests left in place
 // CHECK-LABEL: func.func @three_nests
 // CHECK-SAME: (%[[A:.*]]: memref<64x32xf32>, %[[B:.*]]: memref<64x32xf32>, %[[O1:.*]]: memref<64xf32>, %[[O2:.*]]: memref<64xf32>, %[[O3:.*]]: memref<64xf32>, %[[N:.*]]: index)
 // CHECK: call @[[K0:kernel_[0-9a-f]{16}]](%[[O1]], %[[N]], %[[A]])
@@ -114,6 +114,28 @@ func.func @scf_loops(%a: memref<64xf32>, %n: index) {
   %one = arith.constant 1.0 : f32
   scf.parallel (%i) = (%c0) to (%n) step (%c1) {
     memref.store %one, %a[%i] : memref<64xf32>
+  }
+  return
+}
+
+// 16-bit float values are passed as the integers of their bits (x86's
+// calling convention would round bf16 arguments through f32 with
+// compiler-rt's __truncsfbf2) and bitcast back inside the kernel.
+// CHECK-LABEL: func.func @half_floats
+// CHECK: %[[V:.*]] = vector.broadcast %{{.*}} : bf16 to vector<4xbf16>
+// CHECK-DAG: %[[VB:.*]] = arith.bitcast %[[V]] : vector<4xbf16> to vector<4xi16>
+// CHECK-DAG: %[[HB:.*]] = arith.bitcast %{{.*}} : f16 to i16
+// CHECK: call @[[KH:kernel_[0-9a-f]{16}]](%[[VB]], %{{.*}}, %[[HB]], %{{.*}}) : (vector<4xi16>, memref<6x4xbf16>, i16, memref<6xf16>) -> ()
+// CHECK: func.func private @[[KH]](%[[AV:.*]]: vector<4xi16>, %{{.*}}: memref<6x4xbf16>, %[[AH:.*]]: i16, %{{.*}}: memref<6xf16>)
+// CHECK-DAG: arith.bitcast %[[AV]] : vector<4xi16> to vector<4xbf16>
+// CHECK-DAG: arith.bitcast %[[AH]] : i16 to f16
+func.func @half_floats(%s: memref<bf16>, %a: memref<6x4xbf16>, %h: f16, %b: memref<6xf16>) {
+  %0 = memref.load %s[] : memref<bf16>
+  %v = vector.broadcast %0 : bf16 to vector<4xbf16>
+  %c0 = arith.constant 0 : index
+  affine.for %i = 0 to 6 {
+    vector.transfer_write %v, %a[%i, %c0] {in_bounds = [true]} : vector<4xbf16>, memref<6x4xbf16>
+    affine.store %h, %b[%i] : memref<6xf16>
   }
   return
 }

@@ -81,8 +81,6 @@ EXPECTED_FAILURES = {
     "nextafter_dtypes_lhs_bfloat16_20_20_rhs_bfloat16_20_20_": "chlo.next_after: no emitter",
     "nextafter_dtypes_lhs_float16_20_20_rhs_float16_20_20_": "chlo.next_after: no emitter",
     "nextafter_dtypes_lhs_float32_20_20_rhs_float32_20_20_": "chlo.next_after: no emitter",
-    "pad_inshape_bfloat16_2_3_pads_1_2_1_0_1_0_enable_xla_True":
-        "linalg.fill of a bf16 input value: the code calls __truncsfbf2 (undefined at load)",
     "population_count_int16": "stablehlo.popcnt: no emitter",
     "population_count_int32": "stablehlo.popcnt: no emitter",
     "population_count_int8": "stablehlo.popcnt: no emitter",

@@ -17,7 +17,9 @@
 #include "pb/Transforms/Passes.h"
 
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/xxhash.h"
@@ -47,6 +49,21 @@ static bool isCopiedIn(Value value) {
   Operation *def = value.getDefiningOp();
   return def && def->getNumOperands() == 0 && def->getNumRegions() == 0 &&
          def->hasTrait<OpTrait::ConstantLike>();
+}
+
+/// The type a kernel argument of `type` is passed as: scalars and vectors
+/// of 16-bit floats as the integers of their bits. x86's calling convention
+/// passes bf16 values through f32, and LLVM rounds them back with
+/// compiler-rt's __truncsfbf2, which nothing defines where a CPU artifact is
+/// loaded; passing the bits moves them unchanged.
+static Type getPassedType(Type type) {
+  Type element = getElementTypeOrSelf(type);
+  if (!isa<BFloat16Type, Float16Type>(element) || isa<MemRefType>(type))
+    return type;
+  Type i16 = IntegerType::get(type.getContext(), 16);
+  if (auto vector = dyn_cast<VectorType>(type))
+    return vector.clone(i16);
+  return i16;
 }
 
 namespace {
@@ -94,7 +111,7 @@ static func::FuncOp buildKernel(Operation *nest, const Capture &capture) {
   Location loc = nest->getLoc();
   SmallVector<Type> types;
   for (Value value : capture.arguments)
-    types.push_back(value.getType());
+    types.push_back(getPassedType(value.getType()));
   OpBuilder builder(nest->getContext());
   auto kernel = func::FuncOp::create(builder, loc, "kernel",
                                      builder.getFunctionType(types, {}));
@@ -103,8 +120,13 @@ static func::FuncOp buildKernel(Operation *nest, const Capture &capture) {
   builder.setInsertionPointToStart(body);
   IRMapping mapping;
   for (auto [value, argument] :
-       llvm::zip_equal(capture.arguments, body->getArguments()))
-    mapping.map(value, argument);
+       llvm::zip_equal(capture.arguments, body->getArguments())) {
+    Value inside = argument;
+    if (argument.getType() != value.getType())
+      inside =
+          arith::BitcastOp::create(builder, loc, value.getType(), argument);
+    mapping.map(value, inside);
+  }
   for (Operation *constant : capture.constants)
     builder.clone(*constant, mapping);
   builder.clone(*nest, mapping);
@@ -156,8 +178,15 @@ public:
             kernel.erase();
           }
           OpBuilder builder(nest);
-          func::CallOp::create(builder, nest->getLoc(), it->second,
-                               capture->arguments);
+          SmallVector<Value> passed;
+          for (Value value : capture->arguments) {
+            Type type = getPassedType(value.getType());
+            passed.push_back(type == value.getType()
+                                 ? value
+                                 : arith::BitcastOp::create(
+                                       builder, nest->getLoc(), type, value));
+          }
+          func::CallOp::create(builder, nest->getLoc(), it->second, passed);
           nest->erase();
           ++outlined;
         }
