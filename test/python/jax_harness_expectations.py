@@ -81,9 +81,6 @@ EXPECTED_FAILURES = {
     "nextafter_dtypes_lhs_bfloat16_20_20_rhs_bfloat16_20_20_": "chlo.next_after: no emitter",
     "nextafter_dtypes_lhs_float16_20_20_rhs_float16_20_20_": "chlo.next_after: no emitter",
     "nextafter_dtypes_lhs_float32_20_20_rhs_float32_20_20_": "chlo.next_after: no emitter",
-    "population_count_int16": "stablehlo.popcnt: no emitter",
-    "population_count_int32": "stablehlo.popcnt: no emitter",
-    "population_count_int8": "stablehlo.popcnt: no emitter",
     "qr_multi_array_shape_float32_1_1_fullmatrices_False":
         "stablehlo.custom_call @lapack_sgeqrf_ffi: no emitter",
     "qr_multi_array_shape_float32_3_4_fullmatrices_False":

@@ -119,6 +119,15 @@ def _is_finite(cx):
     return map_elements(cx, fn)
 
 
+@register("stablehlo.popcnt")
+def _popcnt(cx):
+    def fn(b, a):
+        if not is_int(a.dtype):
+            raise Unsupported(f"popcnt of {a.dtype}")
+        return b.un("math.ctpop", a)
+    return map_elements(cx, fn)
+
+
 @register("stablehlo.not")
 def _not(cx):
     def fn(b, a):
