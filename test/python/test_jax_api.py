@@ -200,3 +200,12 @@ def test_boolean_constants(mask):
 
     x = jnp.arange(float(len(mask)))
     _close(pj.jit(f, strict=True)(x), f(x), rtol=0, atol=0)
+
+
+def test_arrays_without_elements():
+    def f(x, e):
+        return (jnp.concatenate([x, e], axis=0), e * 2.0, jnp.pad(e, ((1, 1), (0, 0))),
+                jax.lax.dynamic_update_slice(x, e, (1, 0)), x.sum() + e.sum())
+
+    x, e = _rand((4, 3)), jnp.zeros((0, 3))
+    _close(pj.jit(f, strict=True)(x, e), f(x, e), rtol=1e-6, atol=1e-6)

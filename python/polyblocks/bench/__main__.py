@@ -251,11 +251,15 @@ def main(argv=None) -> int:
                                         for a, b in zip(argv, argv[1:])):
         from . import compile_time
         return compile_time.main(argv)
+    if "--suite=jax" in argv or any(a == "--suite" and b == "jax"
+                                    for a, b in zip(argv, argv[1:])):
+        from . import jax_suite
+        return jax_suite.main(argv)
     p = argparse.ArgumentParser(prog="python -m polyblocks.bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--suite", required=True, choices=["models", "gpu", "compile"],
+    p.add_argument("--suite", required=True, choices=["models", "gpu", "compile", "jax"],
                    help="models: this docstring; gpu: see --suite gpu --help; "
-                   "compile: see --suite compile --help")
+                   "compile: see --suite compile --help; jax: see --suite jax --help")
     p.add_argument("--target", default="cpu-host")
     p.add_argument("--baseline", default="eager,inductor",
                    help="comma-separated: eager, inductor")

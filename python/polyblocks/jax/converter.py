@@ -30,6 +30,10 @@ __all__ = ["convert", "Converted", "UnsupportedOp", "Splat", "OpContext", "regis
            "EMITTERS", "element_dtype"]
 
 EMITTERS: dict[str, Callable] = {}
+# Ops whose emitters handle operands with no elements (which are Splats:
+# materializing one is an error).
+EMPTY_OPERANDS_OK = {"stablehlo.concatenate", "stablehlo.dynamic_update_slice",
+                     "stablehlo.pad", "stablehlo.reduce"}
 
 
 def register(*names: str):
@@ -97,6 +101,8 @@ class Splat:
         return len(self.shape)
 
     def materialize(self, b: FunctionBuilder) -> Value:
+        if 0 in self.shape:
+            raise Unsupported("a tensor with no elements used as an operand")
         if self._materialized is None:
             self._materialized = b.fill(self.value, self.shape, self.dtype)
         return self._materialized
@@ -265,9 +271,15 @@ class _Converter:
                     raise UnsupportedOp(name, "not supported",
                                         describe_location(op.location))
                 cx = OpContext(self, op, operands)
-                for v in operands:
-                    if isinstance(v, Value) and v.name is None:
-                        raise cx.unsupported("an operand has no elements")
+                types = cx.result_types
+                if types and all(0 in shape for shape, _ in types):
+                    # Results with no elements: nothing to compute.
+                    results = [Splat(0, shape, dtype) for shape, dtype in types]
+                    for r, v in zip(op.results, results):
+                        env[r] = v
+                    continue
+                if name not in EMPTY_OPERANDS_OK and any(0 in v.shape for v in operands):
+                    raise cx.unsupported("an operand has no elements")
                 try:
                     results = fn(cx)
                 except UnsupportedOp:
@@ -339,7 +351,7 @@ def convert(module, func_name: str = "forward") -> Converted:
     func_args: list[tuple[int, Value]] = []
     for i, (shape, dtype) in enumerate(input_types):
         if 0 in shape:
-            args.append(Value(None, shape, dtype))
+            args.append(Splat(0, shape, dtype))
             continue
         v = Value(f"%arg{len(func_args)}", shape, dtype)
         func_args.append((i, v))
@@ -353,9 +365,6 @@ def convert(module, func_name: str = "forward") -> Converted:
     for v, (shape, dtype) in zip(results, output_types):
         if isinstance(v, Splat):
             plan.append(("splat", (v.value, v.shape, v.dtype)))
-            continue
-        if v.name is None or 0 in shape:
-            plan.append(("splat", (0, shape, dtype)))
             continue
         if v.name in arg_index:
             plan.append(("input", arg_index[v.name]))

@@ -85,6 +85,10 @@ def _convolution(cx):
     acc = _acc(out_dtype)
     if x.dtype != w.dtype:
         x, w = b.convert(x, acc), b.convert(w, acc)
+    if (nd == 2 and groups == 1 and not any(reversal) and all(d == 1 for d in lhs_dil)
+            and all(v >= 0 for p in padding for v in p)
+            and dn.input_feature_dimension == x.rank - 1):
+        return _conv_nhwc(cx, dn, x, w, strides, rhs_dil, padding, acc, out_dtype)
     # Operands in (N, C, spatial...) and (O, I, spatial...).
     xs = list(dn.input_spatial_dimensions)
     ks = list(dn.kernel_spatial_dimensions)
@@ -151,4 +155,36 @@ def _convolution(cx):
     order = [dn.output_batch_dimension, dn.output_feature_dimension] + os_
     inv = [order.index(d) for d in range(len(order))]
     r = b.transpose(r, inv)
+    return b.convert(r, out_dtype)
+
+
+def _conv_nhwc(cx, dn, x, w, strides, rhs_dil, padding, acc, out_dtype):
+    """A channels-last 2-d convolution (Flax's NHWC / HWIO) as the
+    multiply-accumulate generic over (n, oh, ow, f, kh, kw, c) that the
+    compiler's ``pb-conv-to-channels-last`` builds from NCHW convolutions
+    (the form its matrix-unit mapping takes), with the filter read in
+    place: no layout change runs around it, where the NCHW form left a
+    transpose of the input, the filter and the result per convolution on
+    every call (operands are transposed only when their dimension order
+    differs from NHWC / HWIO)."""
+    b = cx.b
+    xs = list(dn.input_spatial_dimensions)
+    ks = list(dn.kernel_spatial_dimensions)
+    os_ = list(dn.output_spatial_dimensions)
+    x = b.transpose(x, [dn.input_batch_dimension] + xs + [dn.input_feature_dimension])
+    w = b.transpose(w, ks + [dn.kernel_input_feature_dimension,
+                             dn.kernel_output_feature_dimension])
+    x = b.pad(x, [0] + [p[0] for p in padding] + [0], [0] + [p[1] for p in padding] + [0], 0)
+    out = cx.shape
+    order = [dn.output_batch_dimension] + os_ + [dn.output_feature_dimension]
+    shape = tuple(out[d] for d in order)
+    init = b.fill(0, shape, acc)
+    (sh, sw), (dh, dw) = strides, rhs_dil
+    ih = "d1" + (f" * {sh}" if sh != 1 else "") + " + d4" + (f" * {dh}" if dh != 1 else "")
+    iw = "d2" + (f" * {sw}" if sw != 1 else "") + " + d5" + (f" * {dw}" if dw != 1 else "")
+    maps = [affine_map(7, ["d0", ih, iw, "d6"]), affine_map(7, ["d4", "d5", "d6", "d3"])]
+    its = ["parallel"] * 4 + ["reduction"] * 3
+    r = b.generic([x, w], maps, [init], [affine_map(7, ["d0", "d1", "d2", "d3"])], its,
+                  lambda bb, a, f, o: [bb.bin("arith.addf", o, bb.bin("arith.mulf", a, f))])[0]
+    r = b.transpose(r, [order.index(d) for d in range(len(order))])
     return b.convert(r, out_dtype)

@@ -119,6 +119,18 @@ def _is_finite(cx):
     return map_elements(cx, fn)
 
 
+@register("chlo.square")
+def _square(cx):
+    def fn(b, a):
+        if is_float(a.dtype):
+            a = _widen(b, a)
+            return b.bin("arith.mulf", a, a)
+        if a.dtype == torch.bool:
+            return a
+        return b.bin("arith.muli", a, a)
+    return map_elements(cx, fn)
+
+
 @register("stablehlo.popcnt")
 def _popcnt(cx):
     def fn(b, a):

@@ -74,11 +74,15 @@ def _reduce(cx):
         raise cx.unsupported(f"a reduction of {n} operands together")
     kind = body_combiner(cx)
     b = cx.b
-    x = cx.value(0)
     dims = cx.ints("dimensions")
     out_dtype = cx.dtype
     acc = acc_dtype(out_dtype) if kind in ("stablehlo.add", "stablehlo.multiply") else out_dtype
     init = init_scalar(cx, 1, acc)
+    if 0 in cx.raw[0].shape:  # nothing to reduce: the init value
+        if isinstance(init, Scalar):
+            return b.convert(b.fill(init, cx.shape, acc), out_dtype)
+        return Splat(init, cx.shape, out_dtype)
+    x = cx.value(0)
     if not dims:
         return b.convert(x, out_dtype)
     rank = x.rank
@@ -108,6 +112,9 @@ def _reduce_window(cx):
     out_shape, out_dtype = cx.shape, cx.dtype
     acc = acc_dtype(out_dtype) if kind in ("stablehlo.add", "stablehlo.multiply") else out_dtype
     init = init_scalar(cx, 1, x.dtype)
+    pooled = _as_pooling(cx, kind, x, window, strides, base_dil, win_dil, padding, init, acc)
+    if pooled is not None:
+        return b.convert(pooled, out_dtype)
     # Base dilation and padding: the input padded with the init value (a
     # strided insert for base dilation), then every window inside it.
     low = [p[0] for p in padding]
@@ -149,3 +156,46 @@ def _reduce_window(cx):
                       [affine_map(nd, [f"d{i}" for i in range(R)])], its,
                       lambda bb, a, o: [combine(bb, kind, o, a)])[0]
     return b.convert(r, out_dtype)
+
+
+_POOL_KINDS = {"stablehlo.maximum": "max", "stablehlo.add": "sum"}
+
+
+def _as_pooling(cx, kind, x, window, strides, base_dil, win_dil, padding, init, acc):
+    """A windowed max or sum over two dimensions of a rank-4 operand (the
+    spatial ones of a max_pool or avg_pool, NHWC in Flax) as
+    ``linalg.pooling_nchw_max`` / ``_sum`` between transposes, as the torch
+    frontend emits pooling: the compiler keeps pooling in its input's
+    layout (``pb-propagate-layouts``) and cancels the transposes. None when
+    the window does not have that form (base dilation, negative padding,
+    integers, or a window over other dimensions)."""
+    R = x.rank
+    if R != 4 or kind not in _POOL_KINDS or not is_float(x.dtype) or x.dtype != acc:
+        return None
+    if any(d != 1 for d in base_dil) or any(v < 0 for p in padding for v in p):
+        return None
+    spatial = [i for i in range(R) if window[i] != 1 or strides[i] != 1 or win_dil[i] != 1
+               or padding[i] != [0, 0]]
+    if len(spatial) > 2:
+        return None
+    others = [i for i in range(R) if i not in spatial]
+    spatial += [i for i in others[2:]]
+    others = others[:2]
+    if len(spatial) != 2 or isinstance(init, Scalar):
+        return None
+    b = cx.b
+    perm = others + spatial
+    xt = b.transpose(x, perm)
+    low = [0, 0] + [padding[i][0] for i in spatial]
+    high = [0, 0] + [padding[i][1] for i in spatial]
+    xt = b.pad(xt, low, high, init)
+    out_shape = [cx.shape[i] for i in perm]
+    wnd = b.empty([window[i] for i in spatial], acc)
+    out = b.fill(init, out_shape, acc)
+    attrs = (f"{{dilations = dense<[{win_dil[spatial[0]]}, {win_dil[spatial[1]]}]> : "
+             f"tensor<2xi64>, strides = dense<[{strides[spatial[0]]}, {strides[spatial[1]]}]> "
+             ": tensor<2xi64>}")
+    r = b.tensor_op(f"linalg.pooling_nchw_{_POOL_KINDS[kind]} {attrs} ins({xt.name}, "
+                    f"{wnd.name} : {xt.type}, {wnd.type}) outs({out.name} : {out.type}) -> "
+                    f"{out.type}", out_shape, acc)
+    return b.transpose(r, [perm.index(d) for d in range(R)])

@@ -108,6 +108,11 @@ def _concatenate(cx):
 @register("stablehlo.pad")
 def _pad(cx):
     b = cx.b
+    if 0 in cx.raw[0].shape:  # all padding
+        value = cx.scalar(1)
+        if isinstance(value, Scalar):
+            return b.fill(value, cx.shape, cx.dtype)
+        return Splat(value, cx.shape, cx.dtype)
     x = cx.value(0)
     low = cx.ints("edge_padding_low")
     high = cx.ints("edge_padding_high")
