@@ -9,9 +9,13 @@
 #include "pb/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::pb {
@@ -77,6 +81,192 @@ static Value findAccessedView(func::FuncOp func) {
   return view;
 }
 
+/// The buffer a memref value views: through subviews, reshapes and casts
+/// to its allocation or block argument.
+static Value getRootBuffer(Value memref) {
+  while (true) {
+    if (auto view = memref.getDefiningOp<ViewLikeOpInterface>())
+      memref = view.getViewSource();
+    else if (auto cast = memref.getDefiningOp<memref::CastOp>())
+      memref = cast.getSource();
+    else
+      return memref;
+  }
+}
+
+namespace {
+/// One access of an op to a buffer (its root, see getRootBuffer).
+struct BufferAccess {
+  Value root;
+  bool write;
+  bool throughView; // through a view, not the root itself
+};
+} // namespace
+
+/// The reads and writes of `op` (not of the ops nested in it). An op without
+/// a memory effect interface, or with an effect that names no value, is
+/// taken to read and write every memref it uses.
+static void collectOwnAccesses(Operation *op,
+                               SmallVectorImpl<BufferAccess> &accesses) {
+  auto add = [&](Value memref, bool write) {
+    Value root = getRootBuffer(memref);
+    accesses.push_back({root, write, root != memref});
+  };
+  auto addOperands = [&] {
+    for (Value operand : op->getOperands())
+      if (isa<BaseMemRefType>(operand.getType())) {
+        add(operand, /*write=*/false);
+        add(operand, /*write=*/true);
+      }
+  };
+  auto iface = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!iface) {
+    if (!op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      addOperands();
+    return;
+  }
+  SmallVector<MemoryEffects::EffectInstance> effects;
+  iface.getEffects(effects);
+  for (const MemoryEffects::EffectInstance &effect : effects) {
+    bool write = isa<MemoryEffects::Write>(effect.getEffect());
+    if (!write && !isa<MemoryEffects::Read>(effect.getEffect()))
+      continue;
+    Value value = effect.getValue();
+    if (value && isa<BaseMemRefType>(value.getType()))
+      add(value, write);
+    else if (!value)
+      addOperands();
+  }
+}
+
+namespace {
+/// Upstream fusion's dependence graph compares buffers by SSA value, and
+/// sees an op that is not an affine nest (a micro-kernel's scf.parallel
+/// from pb-map-matrix-units, a copy, a call) only through the values its
+/// nested ops access: a buffer read through a view made inside the op (an
+/// im2col-like collapse_shape of a padded input) shares no value with the
+/// nests that write the buffer, and fusion could move such a nest across
+/// the op. This guard records, before fusion, the position in its block of
+/// every access inside a top-level affine nest (as a discardable attribute,
+/// which fusion's clones of the access keep), and checks after fusion that
+/// no access moved across an op it conflicts with: one that accesses the
+/// same buffer, the access or the op writing it. Blocks inside affine nests
+/// are left out: fusion clones and erases those, and the guard's ops are
+/// those it never moves.
+class CrossingGuard {
+public:
+  static constexpr StringLiteral kOrderAttr = "pb_fusion_order";
+
+  /// Records the ops of `func`'s blocks and tags the nests' accesses.
+  /// False when no block has a non-nest op that accesses memory.
+  bool record(func::FuncOp func) {
+    func.walk([&](Block *block) {
+      Operation *parent = block->getParentOp();
+      if (isa<affine::AffineForOp>(parent) ||
+          parent->getParentOfType<affine::AffineForOp>())
+        return;
+      SmallVector<std::pair<Operation *, unsigned>> nests;
+      unsigned position = 0;
+      for (Operation &op : *block) {
+        ++position;
+        if (isa<affine::AffineForOp>(op)) {
+          nests.push_back({&op, position});
+          continue;
+        }
+        SmallVector<BufferAccess> accesses;
+        op.walk(
+            [&](Operation *nested) { collectOwnAccesses(nested, accesses); });
+        for (const BufferAccess &access : accesses) {
+          OpAccess &entry = guards[{block, access.root}][&op];
+          entry.position = position;
+          entry.write |= access.write;
+          entry.throughView |= access.throughView;
+        }
+        guardedBlocks.insert(block);
+      }
+      if (!guardedBlocks.contains(block))
+        return;
+      for (auto [nest, position] : nests) {
+        IntegerAttr order = IntegerAttr::get(
+            IntegerType::get(nest->getContext(), 32), position);
+        nest->walk([&](Operation *nested) {
+          if (!nested->getRegions().empty())
+            return;
+          SmallVector<BufferAccess> accesses;
+          collectOwnAccesses(nested, accesses);
+          if (!accesses.empty())
+            nested->setAttr(kOrderAttr, order);
+        });
+      }
+    });
+    return !guardedBlocks.empty();
+  }
+
+  /// An op that an access moved across, and the buffer: the first found.
+  /// Removes the tags.
+  std::pair<Operation *, const BufferAccess *> findCrossing(func::FuncOp func) {
+    Operation *crossed = nullptr;
+    func.walk([&](Operation *access) {
+      auto order = access->getAttrOfType<IntegerAttr>(kOrderAttr);
+      if (!order)
+        return;
+      access->removeAttr(kOrderAttr);
+      if (crossed)
+        return;
+      // The nest the access is in now: its ancestor in a guarded block.
+      Operation *nest = access;
+      while (nest && !guardedBlocks.contains(nest->getBlock()))
+        nest = nest->getParentOp();
+      if (!nest)
+        return;
+      SmallVector<BufferAccess> accesses;
+      collectOwnAccesses(access, accesses);
+      for (const BufferAccess &mine : accesses) {
+        auto it = guards.find({nest->getBlock(), mine.root});
+        if (it == guards.end())
+          continue;
+        for (auto &[op, theirs] : it->second) {
+          if (!mine.write && !theirs.write)
+            continue;
+          bool wasBefore = order.getInt() < (int64_t)theirs.position;
+          if (wasBefore == nest->isBeforeInBlock(op))
+            continue;
+          crossed = op;
+          crossedAccess = {mine.root, true, theirs.throughView};
+          return;
+        }
+      }
+    });
+    return {crossed, &crossedAccess};
+  }
+
+private:
+  struct OpAccess {
+    unsigned position = 0;
+    bool write = false;
+    bool throughView = false;
+  };
+  /// For each block and buffer, the non-nest ops of the block that access
+  /// the buffer.
+  DenseMap<std::pair<Block *, Value>, llvm::MapVector<Operation *, OpAccess>>
+      guards;
+  llvm::SmallPtrSet<Block *, 4> guardedBlocks;
+  BufferAccess crossedAccess;
+};
+} // namespace
+
+/// How an explanation names a buffer: its allocating op, or the function
+/// argument.
+static std::string describeBuffer(Value root) {
+  if (auto arg = dyn_cast<BlockArgument>(root)) {
+    if (isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+      return llvm::formatv("argument #{0}", arg.getArgNumber());
+    return "a block argument";
+  }
+  return llvm::formatv("the buffer of a {0}",
+                       root.getDefiningOp()->getName().getStringRef());
+}
+
 namespace {
 class PBAffineFusionPass
     : public pb::impl::PBAffineFusionPassBase<PBAffineFusionPass> {
@@ -117,8 +307,36 @@ public:
         "affine-loop-fusion{{compute-tolerance={0} local-buf-threshold={1} "
         "mode={2}}",
         computeTolerance.getValue(), thresholdKiB, mode);
+    // Upstream fusion may move a nest across an op it sees no dependence
+    // on (CrossingGuard): keep a copy of the body to put back when it did.
+    func::FuncOp backup;
+    CrossingGuard guard;
+    if (guard.record(func)) {
+      // Cloned after tagging: strip the tags from the copy.
+      backup = func.clone();
+      backup.walk(
+          [](Operation *op) { op->removeAttr(CrossingGuard::kOrderAttr); });
+    }
+    llvm::scope_exit eraseBackup([&] {
+      if (backup)
+        backup->erase();
+    });
     if (failed(parsePassPipeline(spec, pm)) || failed(runPipeline(pm, func)))
       return signalPassFailure();
+    if (backup) {
+      auto [crossed, access] = guard.findCrossing(func);
+      if (crossed) {
+        // Worded before the fused body, which holds both, is dropped.
+        std::string message = llvm::formatv(
+            "fusion: off in this function: it would move a loop nest across "
+            "{0} that accesses {1}{2}",
+            crossed->getName(), describeBuffer(access->root),
+            access->throughView ? " through a view" : "");
+        func.getBody().takeBody(backup.getBody());
+        explain(func, message);
+        return;
+      }
+    }
 
     explain(func, llvm::formatv("fusion ({6}): {0} -> {1} top-level loop "
                                 "nests; private buffers up to {2} KiB ({3} "
