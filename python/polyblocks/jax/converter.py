@@ -26,14 +26,21 @@ import torch
 
 from ..torch.mlir import FunctionBuilder, Unsupported, Value
 
-__all__ = ["convert", "Converted", "UnsupportedOp", "Splat", "OpContext", "register",
-           "EMITTERS", "element_dtype"]
+__all__ = ["convert", "Converted", "UnsupportedOp", "Splat", "Permuted", "Broadcast", "OpContext",
+           "register", "EMITTERS", "element_dtype"]
 
 EMITTERS: dict[str, Callable] = {}
 # Ops whose emitters handle operands with no elements (which are Splats:
 # materializing one is an error).
 EMPTY_OPERANDS_OK = {"stablehlo.concatenate", "stablehlo.dynamic_update_slice",
                      "stablehlo.pad", "stablehlo.reduce"}
+# Ops whose emitters read Permuted operands as they are (composing the
+# permutation into their own indexing); every other op gets them
+# materialized.
+PERMUTED_OPERANDS_OK = {"stablehlo.transpose", "stablehlo.dot_general"}
+# Ops whose emitters read Broadcast operands through broadcasting maps
+# (the elementwise ops of ops/elementwise.py add theirs).
+BROADCAST_OPERANDS_OK = {"stablehlo.broadcast_in_dim"}
 
 
 def register(*names: str):
@@ -108,6 +115,80 @@ class Splat:
         return self._materialized
 
 
+class Permuted:
+    """``source`` with its dimensions permuted (result dim i is source dim
+    ``perm[i]``), not yet emitted: a stablehlo.transpose, or a contraction
+    written in the layout its transposing user wants. Emitters that index
+    their operands through affine maps (dot_general) read ``source`` in
+    place, a transpose of it composes the two permutations (a pair that
+    cancels emits nothing), and any other user gets it materialized once as
+    a linalg.transpose."""
+
+    __slots__ = ("source", "perm", "shape", "dtype", "_materialized")
+
+    def __init__(self, source: Value, perm):
+        self.source = source
+        self.perm = tuple(int(p) for p in perm)
+        self.shape = tuple(source.shape[p] for p in self.perm)
+        self.dtype = source.dtype
+        self._materialized = None
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def materialize(self, b: FunctionBuilder) -> Value:
+        if self._materialized is None:
+            self._materialized = b.transpose(self.source, self.perm)
+        return self._materialized
+
+
+class Broadcast:
+    """``source`` broadcast to ``shape`` (source dim i is dim ``dims[i]``,
+    of the same extent; the other dims repeat it), not yet emitted: a
+    stablehlo.broadcast_in_dim that adds non-unit dims. An elementwise op
+    reads the source through a broadcasting indexing map of its own
+    generic (``as_operand``), as the torch frontend's broadcasting
+    operands are read, so that no tensor of the full shape is written and
+    no reshape separates the broadcast from its consumer (a softmax's row
+    maximum, broadcast over the keys, then subtracted); any other user
+    materializes it once as a copying linalg.generic."""
+
+    __slots__ = ("source", "dims", "shape", "dtype", "_materialized")
+
+    def __init__(self, source: Value, dims, shape):
+        self.source = source
+        self.dims = tuple(int(d) for d in dims)
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = source.dtype
+        self._materialized = None
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def materialize(self, b: FunctionBuilder) -> Value:
+        if self._materialized is None:
+            from ..torch.mlir import affine_map, identity_map
+            R = len(self.shape)
+            out = b.empty(self.shape, self.dtype)
+            self._materialized = b.generic(
+                [self.source], [affine_map(R, [f"d{d}" for d in self.dims])], [out],
+                [identity_map(R)], ["parallel"] * R, lambda bb, a, o: [a])[0]
+        return self._materialized
+
+    def as_operand(self, b: FunctionBuilder) -> Value:
+        """The source with unit dims where the broadcast repeats it, which
+        the builder's elementwise ops broadcast by their maps (materialized
+        when the source's dims are not in the result's order)."""
+        if list(self.dims) != sorted(self.dims):
+            return self.materialize(b)
+        shape = [1] * len(self.shape)
+        for i, d in enumerate(self.dims):
+            shape[d] = self.source.shape[i]
+        return b.reshape(self.source, shape)
+
+
 def describe_location(loc) -> str:
     """file:line of an MLIR location as JAX writes them (a name over a call
     site chain), or '' when it has none."""
@@ -130,9 +211,10 @@ class OpContext:
 
     # -- operands --------------------------------------------------------
     def value(self, i: int) -> Value:
-        """Operand ``i`` as a tensor Value (splats materialized)."""
+        """Operand ``i`` as a tensor Value (splats and permutations
+        materialized)."""
         v = self.raw[i]
-        return v.materialize(self.b) if isinstance(v, Splat) else v
+        return v.materialize(self.b) if isinstance(v, (Splat, Permuted, Broadcast)) else v
 
     def values(self) -> list[Value]:
         return [self.value(i) for i in range(len(self.raw))]
@@ -263,6 +345,11 @@ class _Converter:
             operands = [env[v] for v in op.operands]
             if name in ("func.return", "stablehlo.return"):
                 return operands
+            if name not in ("func.call", "call"):
+                operands = [v.materialize(self.b) if (
+                    isinstance(v, Permuted) and name not in PERMUTED_OPERANDS_OK
+                    or isinstance(v, Broadcast) and name not in BROADCAST_OPERANDS_OK) else v
+                    for v in operands]
             if name == "func.call" or name == "call":
                 results = self.call(_callee(op), operands)
             else:
@@ -312,7 +399,7 @@ class _Converter:
 
 def _check_result(name, r, v) -> None:
     shape, dtype = tensor_shape_dtype(r.type)
-    if not isinstance(v, (Value, Splat)):
+    if not isinstance(v, (Value, Splat, Permuted, Broadcast)):
         raise UnsupportedOp(name, f"emitter returned {type(v).__name__}")
     if tuple(v.shape) != shape or v.dtype != dtype:
         raise UnsupportedOp(name, f"emitter produced {list(v.shape)} {v.dtype}, the op "
@@ -331,6 +418,37 @@ def _callee(op) -> str:
         return ir.FlatSymbolRefAttr(a).value
     except (ValueError, TypeError):
         return str(a).lstrip("@")
+
+
+_VIEW_DEF = re.compile(r"^  (%[\w]+) = (?:tensor\.expand_shape|tensor\.collapse_shape|"
+                       r"tensor\.empty)\b")
+_NAME = re.compile(r"%[\w]+")
+
+
+def _drop_unused_views(lines: list[str], results: list[str]) -> list[str]:
+    """``lines`` without the reshapes and empty tensors that nothing reads:
+    the unit-dim views that elementwise ops make of their operands and
+    results when a user reads the value in another shape (the compiler's
+    canonicalization would drop them too; left out, the module reads as
+    what it computes). ``results``: the names the function returns."""
+    uses: dict[str, int] = {n: 1 for n in results}
+    for line in lines:
+        for n in _NAME.findall(line):
+            uses[n] = uses.get(n, 0) + 1
+    keep = [True] * len(lines)
+    changed = True
+    while changed:
+        changed = False
+        for i, line in enumerate(lines):
+            if not keep[i]:
+                continue
+            m = _VIEW_DEF.match(line)
+            if m and uses.get(m.group(1), 0) == 1:
+                keep[i] = False
+                changed = True
+                for n in _NAME.findall(line):
+                    uses[n] -= 1
+    return [line for line, k in zip(lines, keep) if k]
 
 
 def convert(module, func_name: str = "forward") -> Converted:
@@ -358,6 +476,8 @@ def convert(module, func_name: str = "forward") -> Converted:
         args.append(v)
     results = conv.run_block(block, args)
     b = conv.b
+    results = [v.materialize(b) if isinstance(v, (Permuted, Broadcast)) else v
+               for v in results]
     arg_index = {v.name: i for i, v in func_args}
     plan: list[tuple] = []
     outs: list[Value] = []
@@ -376,7 +496,7 @@ def convert(module, func_name: str = "forward") -> Converted:
         plan.append(("result", len(outs)))
         outs.append(v)
     # Arguments the computation does not read are not forward's arguments.
-    body = "\n".join(b.lines)
+    body = "\n".join(_drop_unused_views(b.lines, [v.name for v in outs]))
     used = [(i, v) for i, v in func_args if re.search(re.escape(v.name) + r"\b", body)
             or any(o.name == v.name for o in outs)]
     renames = {v.name: f"%in{k}" for k, (_, v) in enumerate(used)}

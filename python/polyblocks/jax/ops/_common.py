@@ -9,11 +9,11 @@ import torch
 from ...torch.mlir import (INDEX, FunctionBuilder, Scalar, Unsupported, Value,
                            affine_map, compute_dtype, identity_map, is_float, is_int,
                            mlir_type, tensor_type)
-from ..converter import OpContext, Splat, register
+from ..converter import Broadcast, OpContext, Permuted, Splat, register
 
 __all__ = ["INDEX", "FunctionBuilder", "Scalar", "Unsupported", "Value", "affine_map",
            "compute_dtype", "identity_map", "is_float", "is_int", "mlir_type",
-           "tensor_type", "OpContext", "Splat", "register", "map_elements",
+           "tensor_type", "OpContext", "Permuted", "Broadcast", "Splat", "register", "map_elements",
            "splat_result", "float_min", "float_max", "int_min", "int_max"]
 
 
@@ -23,10 +23,12 @@ def map_elements(cx: OpContext, fn: Callable[..., Scalar], operands: Sequence = 
     all of the result's shape or rank 0 (broadcast). Splat operands become
     constants in the body; when every operand is a splat the result is
     computed on the host where that is exact (left to MLIR's folder
-    otherwise). ``compute``: the dtype float math runs in (default: f32
-    for f16/bf16 results and operands, as XLA's CPU back end does)."""
+    otherwise). Broadcast operands are read through broadcasting maps.
+    ``compute``: the dtype float math runs in (default: f32 for f16/bf16
+    results and operands, as XLA's CPU back end does)."""
     b = cx.b
-    raw = list(cx.raw if operands is None else operands)
+    raw = [v.as_operand(b) if isinstance(v, Broadcast) else v
+           for v in (cx.raw if operands is None else operands)]
     shape = cx.shape if shape is None else tuple(shape)
     dtype = cx.dtype if dtype is None else dtype
     tensors, slots = [], []

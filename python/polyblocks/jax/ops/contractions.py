@@ -26,8 +26,66 @@ def _matmul(b, x: Value, y: Value, acc) -> Value:
                        f"outs({init.name} : {init.type}) -> {init.type}", shape, acc)
 
 
+# pb-fuse-attention's minimum of parallel tasks (pb-map-matrix-units'
+# kMinParallelBlocks): with as many batch indices, a fused attention's
+# tasks are whole heads.
+_MIN_BATCH_TASKS = 8
+
+
+def _operand(cx, i):
+    """Operand ``i`` as (source Value, permutation): a Permuted operand is
+    read in place (its dim d is the source's dim perm[d])."""
+    v = cx.raw[i]
+    if isinstance(v, Permuted):
+        return v.source, list(v.perm)
+    v = cx.value(i)
+    return v, list(range(v.rank))
+
+
+def _user_layout(cx):
+    """The permutation of the result's only user when that is a
+    stablehlo.transpose (its dim j is the result's dim perm[j]), else None."""
+    uses = list(cx.op.results[0].uses)
+    if len(uses) != 1:
+        return None
+    owner = uses[0].owner
+    owner = getattr(owner, "operation", owner)
+    if owner.name != "stablehlo.transpose":
+        return None
+    from ..converter import attr_ints
+    return attr_ints(owner.attributes["permutation"])
+
+
 @register("stablehlo.dot_general")
 def _dot_general(cx):
+    """Two forms, chosen per op:
+
+    - operands whose dims already run (batch, free, contracting) and
+      (batch, contracting, free), and a result that no transpose reads:
+      ``linalg.matmul`` / ``linalg.batch_matmul`` on collapsed views
+      (x @ W of a dense layer, its heads merged into N);
+    - otherwise a multiply-accumulate ``linalg.generic`` that reads both
+      operands in place, permuted operands (a stablehlo.transpose) through
+      its maps, and writes the result in the layout of its only user when
+      that is a transpose (attention's ``p @ v``, whose (b, h, d, q) result
+      JAX transposes to (b, q, h, d)), so that no ``linalg.transpose`` runs
+      around it. Its parallel loops follow the result's dims, then one
+      reduction loop per contracting pair; input 0 (the compiler's A) is the
+      operand that does not index the result's innermost dim, which is then
+      an N loop of B and C for the matrix units (a B read with N strided,
+      k of q @ k^T, is packed transposed in registers), and the
+      probabilities of an attention are its A, as ``pb-fuse-attention``
+      wants them.
+
+    Matrix-vector forms and contractions without contracting dims take the
+    first form with the operands transposed, and so do batched ones with
+    fewer than ``_MIN_BATCH_TASKS`` batch indices (attention with few
+    heads): the generic makes an attention's probabilities the A of
+    ``p @ v``, which ``pb-fuse-attention`` fuses, and with fewer batch tasks
+    than that it splits the query rows into blocks of unequal height (17
+    rows into 9 + 8), a form whose S2 lowering is rejected ("operand cannot
+    be used as a dimension id"); with transposed operands the probabilities
+    reach ``p @ v`` through a transpose and the attention is not fused."""
     from jaxlib.mlir.dialects import stablehlo as shlo
     dn = shlo.DotDimensionNumbers(cx.attr("dot_dimension_numbers"))
     lb, rb = list(dn.lhs_batching_dimensions), list(dn.rhs_batching_dimensions)
@@ -35,13 +93,23 @@ def _dot_general(cx):
     if cx.has("algorithm"):
         raise cx.unsupported("a dot algorithm attribute")
     b = cx.b
-    x, y = cx.value(0), cx.value(1)
     out_dtype = cx.dtype
     acc = _acc(out_dtype)
+    xr, yr = cx.raw[0], cx.raw[1]
+    lf = [i for i in range(xr.rank) if i not in lb and i not in lc]
+    rf = [i for i in range(yr.rank) if i not in rb and i not in rc]
+    plain = (not isinstance(xr, Permuted) and not isinstance(yr, Permuted)
+             and lb + lf + lc == list(range(xr.rank)) and rb + rc + rf == list(range(yr.rank)))
+    layout = _user_layout(cx)
+    batch = math.prod(xr.shape[i] for i in lb)
+    if (lf and rf and lc and (not plain or layout is not None)
+            and (not lb or batch >= _MIN_BATCH_TASKS)):
+        r = _contraction_generic(cx, lb, rb, lc, rc, lf, rf, layout, acc)
+        if r is not None:
+            return r
+    x, y = cx.value(0), cx.value(1)
     if x.dtype != y.dtype:
         x, y = b.convert(x, acc), b.convert(y, acc)
-    lf = [i for i in range(x.rank) if i not in lb and i not in lc]
-    rf = [i for i in range(y.rank) if i not in rb and i not in rc]
     bs = [x.shape[i] for i in lb]
     B = math.prod(bs)
     M = math.prod(x.shape[i] for i in lf)
@@ -58,6 +126,69 @@ def _dot_general(cx):
     r = _matmul(b, xm, ym, acc)
     r = b.reshape(r, cx.shape)
     return b.convert(r, out_dtype)
+
+
+def _contraction_generic(cx, lb, rb, lc, rc, lf, rf, layout, acc):
+    """The multiply-accumulate generic of ``_dot_general`` (None when the
+    result's innermost dim in the chosen layout is a batch dim)."""
+    b = cx.b
+    out_shape = cx.shape
+    R = len(out_shape)
+    nb = len(lb)
+    perm = list(layout) if layout is not None else list(range(R))
+    # The result's dim d is loop perm.index(d); contracting pair k is loop R + k.
+    loop = {d: perm.index(d) for d in range(R)}
+    inner = perm[-1]
+    if inner < nb:
+        if layout is None:
+            return None
+        perm = list(range(R))  # the result's own layout then
+        loop = {d: d for d in range(R)}
+        inner = perm[-1]
+        layout = None
+        if inner < nb:
+            return None
+    (xs, xp), (ys, yp) = _operand(cx, 0), _operand(cx, 1)
+
+    def loops_of(rank, batch, free, contracting, free_base):
+        out = []
+        for i in range(rank):
+            if i in batch:
+                out.append(loop[batch.index(i)])
+            elif i in free:
+                out.append(loop[free_base + free.index(i)])
+            else:
+                out.append(R + contracting.index(i))
+        return out
+
+    xl = loops_of(len(xp), lb, lf, lc, nb)
+    yl = loops_of(len(yp), rb, rf, rc, nb + len(lf))
+    n = R + len(lc)
+
+    def source_map(src, p, loops):
+        res = [""] * src.rank
+        for i, s_ in enumerate(p):
+            res[s_] = f"d{loops[i]}"
+        return affine_map(n, res)
+
+    xm, ym = source_map(xs, xp, xl), source_map(ys, yp, yl)
+    ins, maps = [xs, ys], [xm, ym]
+    if inner < nb + len(lf):  # the innermost dim is lhs-free: lhs is B
+        ins, maps = [ys, xs], [ym, xm]
+    c_shape = [out_shape[d] for d in perm]
+    init = b.fill(0, c_shape, acc)
+
+    def body(bb, a, c, o):
+        a, c = bb.cast(a, acc), bb.cast(c, acc)
+        if is_float(acc):
+            return [bb.bin("arith.addf", o, bb.bin("arith.mulf", a, c))]
+        return [bb.bin("arith.addi", o, bb.bin("arith.muli", a, c))]
+    r = b.generic(ins, maps, [init], [affine_map(n, [f"d{i}" for i in range(R)])],
+                  ["parallel"] * R + ["reduction"] * len(lc), body)[0]
+    r = b.convert(r, cx.dtype)
+    if layout is None:
+        return r
+    return Permuted(r, [perm.index(d) for d in range(R)])
 
 
 @register("stablehlo.convolution")

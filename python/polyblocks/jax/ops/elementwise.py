@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 
 from ._common import *  # noqa: F401,F403
+from ..converter import BROADCAST_OPERANDS_OK, EMITTERS
 
 # ---------------------------------------------------------------------------
 # Scalar helpers (StableHLO semantics)
@@ -365,3 +366,12 @@ def _reduce_precision(cx):
     if torch.finfo(target).bits >= torch.finfo(x.dtype).bits:
         return x
     return cx.b.convert(cx.b.convert(x, target), x.dtype)
+
+
+# The emitters above that build their result with map_elements read
+# Broadcast operands through broadcasting maps; the others get them
+# materialized.
+BROADCAST_OPERANDS_OK.update(
+    n for n, fn in EMITTERS.items() if fn.__module__ == __name__ and n not in (
+        "stablehlo.convert", "stablehlo.bitcast_convert", "stablehlo.optimization_barrier",
+        "stablehlo.reduce_precision"))

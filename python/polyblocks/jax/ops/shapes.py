@@ -47,10 +47,17 @@ def _broadcast_in_dim(cx):
     x = cx.raw[0]
     if isinstance(x, Splat):
         return Splat(x.value, out_shape, x.dtype)
+    if isinstance(x, Broadcast):  # a broadcast of a broadcast: one
+        dims = [dims[d] for d in x.dims]
+        x = x.source
     return broadcast_in_dim(cx.b, x, dims, out_shape)
 
 
-def broadcast_in_dim(b, x: Value, dims, out_shape) -> Value:
+def broadcast_in_dim(b, x: Value, dims, out_shape):
+    """A reshape when only unit dims are added (or dropped: a size-1 dim
+    broadcast to a larger one is left out of the source), else a lazy
+    Broadcast of the source's kept dims, which elementwise users read
+    through their own maps and others materialize."""
     out_shape = tuple(out_shape)
     R = len(out_shape)
     if x.shape == out_shape and list(dims) == list(range(R)):
@@ -61,9 +68,7 @@ def broadcast_in_dim(b, x: Value, dims, out_shape) -> Value:
         x = b.reshape(x, [x.shape[i] for i in keep])
     if kept_dims == sorted(kept_dims) and math.prod(out_shape) == x.numel:
         return b.reshape(x, out_shape)  # only unit dims added
-    out = b.empty(out_shape, x.dtype)
-    return b.generic([x], [affine_map(R, [f"d{d}" for d in kept_dims])], [out],
-                     [identity_map(R)], ["parallel"] * R, lambda bb, a, o: [a])[0]
+    return Broadcast(x, kept_dims, out_shape)
 
 
 @register("stablehlo.reshape")
@@ -76,14 +81,25 @@ def _reshape(cx):
 
 @register("stablehlo.transpose")
 def _transpose(cx):
+    """A transpose is not emitted here: it becomes a Permuted view of its
+    operand (of the operand's own source when that is Permuted too, the
+    permutations composed), which a contraction reads in place through its
+    indexing maps and any other user materializes as one linalg.transpose.
+    A transpose that only moves unit dims is a reshape, and one that
+    cancels the permutation of a Permuted operand (a contraction written in
+    the layout of its transposing user) is that operand's source."""
     x = cx.raw[0]
     if isinstance(x, Splat):
         return Splat(x.value, cx.shape, x.dtype)
     perm = cx.ints("permutation")
-    # A transpose that only moves unit dims is a reshape.
+    if isinstance(x, Permuted):
+        perm = [x.perm[p] for p in perm]
+        x = x.source
+    if perm == list(range(x.rank)):
+        return x
     if [p for p in perm if x.shape[p] != 1] == sorted(p for p in perm if x.shape[p] != 1):
         return cx.b.reshape(x, cx.shape)
-    return cx.b.transpose(x, perm)
+    return Permuted(x, perm)
 
 
 @register("stablehlo.slice")
