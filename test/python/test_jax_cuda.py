@@ -1,12 +1,16 @@
-"""polyblocks.jax.jit on GPU arrays: the "auto" target follows the arrays'
-device, and an explicit target must match it.
+"""polyblocks.jax.jit for NVIDIA GPUs: the "auto" target follows the
+arrays' device, and an explicit target must match it.
 
-Here (no GPU needed): the target chosen for CPU and GPU arrays, and the
-error (strict) or XLA fallback when an explicit target does not match.
-On a GPU with a CUDA jaxlib (scripts/device/check): an MLP in f32, an f16
-matmul (tensor cores) and a small NHWC CNN against XLA on the same device,
-with the results left on that device."""
+Here (no GPU needed): the target chosen for CPU and GPU arrays, the error
+(strict) or XLA fallback when an explicit target does not match, and, as
+the stand-in for a GPU, JAX programs compiled for nvidia-sm80 and
+nvidia-sm90 whose kernels run in the kernel emulator on CPU arrays
+(``emulate=True``), against XLA on the CPU: an MLP in f32, an f16 matmul
+(tensor cores: mma.sync on sm80, wgmma on sm90) and a small NHWC CNN.
+On a GPU with a CUDA jaxlib (scripts/device/check): the same programs on
+GPU arrays against XLA on the same device, with the results left there."""
 
+import json
 import logging
 
 import numpy as np
@@ -18,6 +22,8 @@ torch = pytest.importorskip("torch")
 
 import polyblocks.jax as pj  # noqa: E402
 from polyblocks.jax.api import _on_gpu  # noqa: E402
+
+from helpers import artifact_file  # noqa: E402
 
 
 def _gpu_devices():
@@ -64,6 +70,72 @@ def test_nvidia_target_with_cpu_arrays_falls_back(caplog):
         out = pj.jit(lambda v: v * 2.0, target="nvidia-sm80")(x)
     np.testing.assert_array_equal(np.asarray(out), np.asarray(x) * 2.0)
     assert any("needs GPU arrays" in r.getMessage() for r in caplog.records)
+
+
+def _mlp(x, w1, w2):
+    return jax.nn.softmax(jax.nn.relu(x @ w1) @ w2, axis=-1)
+
+
+def _cnn(x, w):
+    y = jax.lax.conv_general_dilated(x, w, (1, 1), "SAME",
+                                     dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    y = jax.nn.relu(y)
+    y = jax.lax.reduce_window(y, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+    return jnp.mean(y, axis=(1, 2))
+
+
+def _cpu_xla(f, *args):
+    with jax.default_matmul_precision("highest"):
+        return np.asarray(jax.jit(f)(*args), dtype=np.float32)
+
+
+def test_emulate_needs_an_explicit_nvidia_target():
+    with pytest.raises(NotImplementedError, match="emulate needs an explicit NVIDIA target"):
+        pj.jit(lambda v: v + 1.0, target="cpu-host", emulate=True, strict=True)(jnp.ones(4))
+
+
+@pytest.mark.parametrize("target", ["nvidia-sm80", "nvidia-sm90"])
+def test_emulated_mlp(target):
+    k = jax.random.split(jax.random.PRNGKey(0), 3)
+    x = jax.random.normal(k[0], (16, 64))
+    w1 = jax.random.normal(k[1], (64, 128)) * 0.1
+    w2 = jax.random.normal(k[2], (128, 10)) * 0.1
+    out = pj.jit(_mlp, target=target, emulate=True, strict=True,
+                 options={"allow_tf32": False})(x, w1, w2)
+    assert list(out.devices())[0].platform == "cpu"
+    np.testing.assert_allclose(np.asarray(out), _cpu_xla(_mlp, x, w1, w2), rtol=1e-4, atol=1e-5)
+
+
+def _units(art, tmp_path):
+    """The matrix-unit families the artifact's kernels use."""
+    path = tmp_path / "a.pbart"
+    art.save(path)
+    _, payload = artifact_file.split(path.read_bytes())
+    text = "\n".join(m["emulation_mlir"] for m in json.loads(payload)["modules"])
+    return {unit for unit, op in [("wgmma", "wgmma.mma_async"), ("mma.sync", "mma.sync")]
+            if op in text}
+
+
+@pytest.mark.parametrize("target,unit", [("nvidia-sm80", "mma.sync"), ("nvidia-sm90", "wgmma")])
+def test_emulated_f16_matmul_on_tensor_cores(target, unit, tmp_path):
+    k = jax.random.split(jax.random.PRNGKey(1), 2)
+    a = jax.random.normal(k[0], (128, 64), jnp.float16)
+    b = jax.random.normal(k[1], (64, 128), jnp.float16)
+    jf = pj.jit(lambda a, b: a @ b, target=target, emulate=True, strict=True)
+    out = jf(a, b)
+    assert out.dtype == jnp.float16
+    ref = np.asarray(a, np.float32) @ np.asarray(b, np.float32)
+    np.testing.assert_allclose(np.asarray(out, np.float32), ref, rtol=2e-2, atol=0.1)
+    assert _units(jf.lower(a, b).compile(), tmp_path) == {unit}
+
+
+def test_emulated_nhwc_cnn():
+    k = jax.random.split(jax.random.PRNGKey(2), 2)
+    x = jax.random.normal(k[0], (1, 8, 8, 3))
+    w = jax.random.normal(k[1], (3, 3, 3, 8)) * 0.2
+    out = pj.jit(_cnn, target="nvidia-sm80", emulate=True, strict=True,
+                 options={"allow_tf32": False})(x, w)
+    np.testing.assert_allclose(np.asarray(out), _cpu_xla(_cnn, x, w), rtol=1e-4, atol=1e-4)
 
 
 def _on(dev, a):

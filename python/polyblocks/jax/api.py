@@ -42,17 +42,20 @@ log = logging.getLogger("polyblocks")
 
 def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = (),
         static_argnames: str | Sequence[str] = (), target: str = "auto",
-        strict: bool = False, options: dict | str | None = None):
+        strict: bool = False, options: dict | str | None = None, emulate: bool = False):
     """Compiles ``fun`` with PolyBlocks; usable as ``@jit``, ``@jit(...)``
     or ``jit(fun, ...)``, with the arguments ``jax.jit`` has of the same
     names. ``target``: "auto" (``cpu-host`` for CPU arrays, the device's
     NVIDIA chip for CUDA arrays) or a PolyBlocks target name; ``options``:
-    compile options as for :func:`polyblocks.compile`."""
+    compile options as for :func:`polyblocks.compile`. ``emulate=True``: an
+    explicit NVIDIA target's kernels run on the CPU, on CPU arrays, in the
+    kernel emulator (slow, with compute-sanitizer's checks: for testing the
+    GPU back end without a GPU)."""
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames, target=target,
-                                 strict=strict, options=options)
-    return Jitted(fun, static_argnums, static_argnames, target, strict, options)
+                                 strict=strict, options=options, emulate=emulate)
+    return Jitted(fun, static_argnums, static_argnames, target, strict, options, emulate)
 
 
 class Lowered:
@@ -94,13 +97,13 @@ class _Compiled:
     def needs_run(conv: Converted) -> bool:
         return any(kind == "result" for kind, _ in conv.plan)
 
-    def __init__(self, converted, executable, out_tree, fallback, target):
+    def __init__(self, converted, executable, out_tree, fallback, target, emulated=False):
         self.converted = converted
         self.executable = executable
         self.out_tree = out_tree
         self.fallback = fallback
         self.target = target
-        self.cuda = target.startswith("nvidia")
+        self.cuda = target.startswith("nvidia") and not emulated
         self.arg_dtypes = [] if converted is None else [
             (i, _jax_dtype(converted.input_types[i][1])) for i in converted.arg_indices]
 
@@ -128,7 +131,8 @@ class _Compiled:
 class Jitted:
     """A function compiled by PolyBlocks per abstract signature."""
 
-    def __init__(self, fun, static_argnums, static_argnames, target, strict, options):
+    def __init__(self, fun, static_argnums, static_argnames, target, strict, options,
+                 emulate=False):
         import jax
 
         self._fun = fun
@@ -141,6 +145,7 @@ class Jitted:
         self._target = target
         self._strict = bool(strict)
         self._options = options
+        self._emulate = bool(emulate)
         # keep_unused: main's arguments are all the dynamic leaves, in order.
         self._xla = jax.jit(fun, static_argnums=self._static_argnums,
                             static_argnames=self._static_argnames, keep_unused=True)
@@ -216,10 +221,14 @@ class Jitted:
         name = getattr(self._fun, "__name__", "function")
         try:
             gpu, nvidia = _on_gpu(leaves), target.startswith("nvidia")
+            if self._emulate and (not nvidia or target == "nvidia-auto" or gpu):
+                raise Unsupported(f"emulate needs an explicit NVIDIA target (nvidia-sm80, "
+                                  f"nvidia-sm90) and CPU arrays, not target {target!r}"
+                                  + (" on GPU arrays" if gpu else ""))
             if gpu and not nvidia:
                 raise Unsupported(f"target {target!r} is not an NVIDIA target, but the "
                                   "arguments are on a GPU")
-            if nvidia and not gpu:
+            if nvidia and not gpu and not self._emulate:
                 raise Unsupported(f"target {target!r} needs GPU arrays, but the arguments "
                                   "are on the CPU")
             conv = convert(jl.compiler_ir("stablehlo"))
@@ -229,7 +238,7 @@ class Jitted:
             executable = None
             if _Compiled.needs_run(conv):
                 art = _compiler.compile(conv.text, target, self._options)
-                executable = art.executable()
+                executable = art.executable(emulate=self._emulate)
         except (Unsupported, UnsupportedError) as e:
             if self._strict:
                 raise NotImplementedError(f"polyblocks.jax.jit (strict): {name}: {e}") from e
@@ -242,7 +251,7 @@ class Jitted:
             raise
         log.debug("polyblocks.jax.jit: compiled %s for %s (%d ops)", name, target,
                   len(conv.ops))
-        return _Compiled(conv, executable, jl.out_tree, False, target)
+        return _Compiled(conv, executable, jl.out_tree, False, target, self._emulate)
 
 
 # ---------------------------------------------------------------------------

@@ -53,8 +53,11 @@ static std::string getS4Pipeline(const ChipDesc &chip,
              "func.func(pb-nvidia-map-to-gpu,pb-nvidia-estimate-launches),"
              "gpu-kernel-outlining,"
              "pb-nvidia-check-launch-limits,{0},"
+             // A parallel loop left inside a kernel (a thread's own loop)
+             // runs sequentially: nested scf.for, as convert-scf-to-cf
+             // would make it, before the emulator's copy is taken.
              "gpu.module(pb-nvidia-set-occupancy,pb-nvidia-align-vector-"
-             "accesses,{1}"
+             "accesses,scf-parallel-for-to-nested-fors,{1}"
              "convert-nvgpu-to-nvvm,"
              "convert-vector-to-scf,convert-scf-to-cf,convert-vector-to-llvm,"
              "expand-strided-metadata,lower-affine,"
