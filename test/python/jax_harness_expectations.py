@@ -5,7 +5,7 @@ SKIPS: cases whose outputs cannot be compared.
 TOLERANCES: per-case assert_allclose tolerances (rtol, atol) where the
 compiled code legitimately differs from XLA beyond the dtype's default.
 
-Regenerate after adding emitters: POLYBLOCKS_JAX_HARNESS_REPORT=/tmp/r.json
+Regenerate after adding emitters: POLYBLOCKS_JAX_HARNESS_REPORT=report.json
 python3 -m pytest test/python/test_jax_harness.py, then update from the
 report.
 """
