@@ -203,3 +203,54 @@ func.func @pooled_classifier(%x: tensor<1x49x64xf32>, %w: tensor<1x64x128xf32>,
       outs(%fo : tensor<1x10xf32>) -> tensor<1x10xf32>
   return %o : tensor<1x10xf32>
 }
+
+// -----
+
+#bmn = affine_map<(b, i, j) -> (b, i, j)>
+#red = affine_map<(b, i, j) -> (b, i)>
+// Four heads of 17 queries: the eight tasks need two blocks per head, of 9
+// rows, and the rows do not divide. The second block starts at row 8, not
+// 9, and overlaps the first by a row: every block is 9 rows high, its
+// slices and intermediates static (a shorter last block would size them by
+// a value computed in the task, which bounds no affine loop).
+// CHECK-LABEL: func.func @uneven_rows
+// CHECK-DAG:   %[[LAST:.*]] = arith.constant 8 : index
+// CHECK:       scf.forall (%[[H:.*]], %[[R:.*]]) = (0, 0) to (4, 17) step (1, 9)
+// CHECK:         %[[OFF:.*]] = arith.minsi %[[R]], %[[LAST]] : index
+// CHECK-NOT:     tensor<1x?
+// CHECK:         tensor.extract_slice %{{.*}}[%[[H]], %[[OFF]], 0] [1, 9, 16]
+// CHECK-NOT:     tensor<1x?
+// CHECK:         linalg.batch_matmul {{.*}} -> tensor<1x9x17xf32>
+// CHECK-NOT:     tensor<1x?
+// CHECK:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<1x9x17xf32>, tensor<1x17x16xf32>) outs(%{{.*}} : tensor<1x9x16xf32>)
+// CHECK:         tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[H]], %[[OFF]], 0] [1, 9, 16]
+// EXPLAIN: fuse-attention: q @ k^T, 2 ops of the softmax and @ v in one parallel loop of 8 tasks: 4 batch x 2 blocks of 9 rows (17 keys; 'l2' holds
+func.func @uneven_rows(%q: tensor<4x17x16xf32>, %kt: tensor<4x16x17xf32>,
+                       %v: tensor<4x17x16xf32>) -> tensor<4x17x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant -1.0e+30 : f32
+  %e3 = tensor.empty() : tensor<4x17x17xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<4x17x17xf32>) -> tensor<4x17x17xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<4x17x16xf32>, tensor<4x16x17xf32>)
+      outs(%f3 : tensor<4x17x17xf32>) -> tensor<4x17x17xf32>
+  %e2 = tensor.empty() : tensor<4x17xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%e2 : tensor<4x17xf32>) -> tensor<4x17xf32>
+  %max = linalg.generic {indexing_maps = [#bmn, #red], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%s : tensor<4x17x17xf32>) outs(%fm : tensor<4x17xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %m = arith.maximumf %acc, %x : f32
+    linalg.yield %m : f32
+  } -> tensor<4x17xf32>
+  %p = linalg.generic {indexing_maps = [#bmn, #red, #bmn], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %max : tensor<4x17x17xf32>, tensor<4x17xf32>) outs(%e3 : tensor<4x17x17xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %d = arith.subf %x, %m : f32
+    %y = math.exp %d : f32
+    linalg.yield %y : f32
+  } -> tensor<4x17x17xf32>
+  %eo = tensor.empty() : tensor<4x17x16xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<4x17x16xf32>) -> tensor<4x17x16xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<4x17x17xf32>, tensor<4x17x16xf32>)
+      outs(%fo : tensor<4x17x16xf32>) -> tensor<4x17x16xf32>
+  return %o : tensor<4x17x16xf32>
+}

@@ -20,9 +20,11 @@
 // multiplies the probabilities by v, its intermediates sized by the block.
 // The block holds as many rows as the per-core cache keeps, with the scores
 // and the probabilities of a row, and no more than leave the cores tasks
-// enough (pb-map-matrix-units' kMinParallelBlocks). The keys are not tiled:
-// a row's softmax sees all its scores at once, and needs no online
-// rescaling while a row of them fits that cache.
+// enough (pb-map-matrix-units' kMinParallelBlocks). Blocks are of equal,
+// static height: when they do not divide the rows, the last one starts
+// earlier and overlaps its predecessor. The keys are not tiled: a row's
+// softmax sees all its scores at once, and needs no online rescaling while
+// a row of them fits that cache.
 //
 //===----------------------------------------------------------------------===//
 
@@ -180,6 +182,77 @@ getTileSizes(linalg::LinalgOp output, int64_t rows, unsigned &innerM) {
   return sizes;
 }
 
+/// Makes the row blocks of `forall`, tiled by `sizes` with `blockRows` of
+/// `mExtent` rows in loop `innerM`, all `blockRows` high: the last block,
+/// which tiling leaves shorter, starts at `mExtent - blockRows` instead.
+/// Its first rows are its predecessor's last ones, computed again with the
+/// same values. The sizes that tiling computed from the block's offset
+/// become the constant height, and the intermediates static tensors.
+static void alignLastBlock(scf::ForallOp forall, ArrayRef<int64_t> sizes,
+                           unsigned innerM, int64_t mExtent,
+                           int64_t blockRows) {
+  MLIRContext *context = forall.getContext();
+  // The forall has one induction variable per tiled loop, in loop order.
+  unsigned position = 0;
+  for (unsigned d = 0; d < innerM; ++d)
+    position += sizes[d] > 0;
+  Value iv = forall.getInductionVar(position);
+  int64_t lastOffset = mExtent - blockRows;
+  IRRewriter rewriter(context);
+  // A size of the block: a minimum of the offset's functions that is
+  // `blockRows` for every offset up to `lastOffset` (one result is that
+  // constant, the others, linear, are no smaller at both ends).
+  auto isBlockSize = [&](affine::AffineMinOp min) {
+    AffineMap map = min.getAffineMap();
+    if (min.getMapOperands().size() != 1 || min.getMapOperands()[0] != iv ||
+        map.getNumDims() != 1 || map.getNumSymbols() != 0)
+      return false;
+    bool constant = false;
+    for (AffineExpr e : map.getResults()) {
+      if (!e.isPureAffine())
+        return false;
+      auto c = dyn_cast<AffineConstantExpr>(e);
+      if (c && c.getValue() == blockRows) {
+        constant = true;
+        continue;
+      }
+      for (int64_t at : {int64_t(0), lastOffset}) {
+        AffineExpr value = simplifyAffineExpr(
+            e.replaceDims(getAffineConstantExpr(at, context)), 1, 0);
+        auto folded = dyn_cast<AffineConstantExpr>(value);
+        if (!folded || folded.getValue() < blockRows)
+          return false;
+      }
+    }
+    return constant;
+  };
+  SmallVector<affine::AffineMinOp> blockSizes;
+  forall.walk([&](affine::AffineMinOp min) {
+    if (isBlockSize(min))
+      blockSizes.push_back(min);
+  });
+  rewriter.setInsertionPointToStart(forall.getBody());
+  for (affine::AffineMinOp min : blockSizes)
+    rewriter.replaceOpWithNewOp<arith::ConstantIndexOp>(min, blockRows);
+  AffineExpr d0 = getAffineDimExpr(0, context);
+  auto offset = affine::AffineMinOp::create(
+      rewriter, forall.getLoc(),
+      AffineMap::get(1, 0, {d0, getAffineConstantExpr(lastOffset, context)},
+                     context),
+      ValueRange{iv});
+  rewriter.replaceAllUsesExcept(iv, offset.getResult(), offset);
+  // Constant sizes into the types: the slices, the intermediates' empty
+  // tensors and the ops on them (linalg's folding of tensor casts).
+  RewritePatternSet patterns(context);
+  for (Dialect *dialect : context->getLoadedDialects())
+    dialect->getCanonicalizationPatterns(patterns);
+  for (RegisteredOperationName op : context->getRegisteredOperations())
+    op.getCanonicalizationPatterns(patterns, context);
+  (void)applyPatternsGreedily(forall, std::move(patterns));
+  DominanceInfo dominance(forall);
+  eliminateCommonSubExpressions(rewriter, dominance, forall);
+}
+
 void PBFuseAttentionPass::runOnOperation() {
   func::FuncOp func = getOperation();
   const ChipDesc *chip = getTargetChip(func);
@@ -315,6 +388,13 @@ void PBFuseAttentionPass::runOnOperation() {
     (void)applyPatternsGreedily(loop, std::move(patterns));
     DominanceInfo dominance(loop);
     eliminateCommonSubExpressions(rewriter, dominance, loop);
+    // Rows that the blocks do not divide: the last block moves up to end at
+    // the last row, overlapping its predecessor, so that every block has
+    // the same static height (a dynamic one would bound S2's loops by a
+    // value computed in the task, no valid affine dimension).
+    if (blocks > 1 && mExtent % blockRows != 0)
+      alignLastBlock(cast<scf::ForallOp>(loop), *sizes, innerM, mExtent,
+                     blockRows);
     // The blocks' offsets as arith ops, as S1 leaves indices (lower-affine):
     // in the loops S2 makes of the bodies, the task's index is no valid
     // affine symbol.
