@@ -26,11 +26,6 @@ def _matmul(b, x: Value, y: Value, acc) -> Value:
                        f"outs({init.name} : {init.type}) -> {init.type}", shape, acc)
 
 
-# pb-fuse-attention's minimum of parallel tasks (pb-map-matrix-units'
-# kMinParallelBlocks): with as many batch indices, a fused attention's
-# tasks are whole heads.
-_MIN_BATCH_TASKS = 8
-
 
 def _operand(cx, i):
     """Operand ``i`` as (source Value, permutation): a Permuted operand is
@@ -78,14 +73,7 @@ def _dot_general(cx):
       wants them.
 
     Matrix-vector forms and contractions without contracting dims take the
-    first form with the operands transposed, and so do batched ones with
-    fewer than ``_MIN_BATCH_TASKS`` batch indices (attention with few
-    heads): the generic makes an attention's probabilities the A of
-    ``p @ v``, which ``pb-fuse-attention`` fuses, and with fewer batch tasks
-    than that it splits the query rows into blocks of unequal height (17
-    rows into 9 + 8), a form whose S2 lowering is rejected ("operand cannot
-    be used as a dimension id"); with transposed operands the probabilities
-    reach ``p @ v`` through a transpose and the attention is not fused."""
+    first form with the operands transposed."""
     from jaxlib.mlir.dialects import stablehlo as shlo
     dn = shlo.DotDimensionNumbers(cx.attr("dot_dimension_numbers"))
     lb, rb = list(dn.lhs_batching_dimensions), list(dn.rhs_batching_dimensions)
@@ -101,9 +89,7 @@ def _dot_general(cx):
     plain = (not isinstance(xr, Permuted) and not isinstance(yr, Permuted)
              and lb + lf + lc == list(range(xr.rank)) and rb + rc + rf == list(range(yr.rank)))
     layout = _user_layout(cx)
-    batch = math.prod(xr.shape[i] for i in lb)
-    if (lf and rf and lc and (not plain or layout is not None)
-            and (not lb or batch >= _MIN_BATCH_TASKS)):
+    if lf and rf and lc and (not plain or layout is not None):
         r = _contraction_generic(cx, lb, rb, lc, rc, lf, rf, layout, acc)
         if r is not None:
             return r
