@@ -91,14 +91,13 @@ def tensor_shape_dtype(t) -> tuple[tuple[int, ...], Any]:
     return tuple(int(d) for d in rt.shape), element_dtype(str(rt.element_type))
 
 
-class Splat:
-    """A tensor whose elements all equal one python number; materialized
-    (a linalg.fill) only when an op needs it as a tensor."""
+class _Deferred:
+    """A tensor value not emitted where it is defined: ``materialize``
+    emits it (once) when an op needs it as a tensor Value."""
 
-    __slots__ = ("value", "shape", "dtype", "_materialized")
+    __slots__ = ("shape", "dtype", "_materialized")
 
-    def __init__(self, value, shape, dtype):
-        self.value = value
+    def __init__(self, shape, dtype):
         self.shape = tuple(int(d) for d in shape)
         self.dtype = dtype
         self._materialized = None
@@ -108,14 +107,31 @@ class Splat:
         return len(self.shape)
 
     def materialize(self, b: FunctionBuilder) -> Value:
-        if 0 in self.shape:
-            raise Unsupported("a tensor with no elements used as an operand")
         if self._materialized is None:
-            self._materialized = b.fill(self.value, self.shape, self.dtype)
+            self._materialized = self._emit(b)
         return self._materialized
 
+    def _emit(self, b: FunctionBuilder) -> Value:
+        raise NotImplementedError
 
-class Permuted:
+
+class Splat(_Deferred):
+    """A tensor whose elements all equal one python number; materialized
+    (a linalg.fill) only when an op needs it as a tensor."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value, shape, dtype):
+        super().__init__(shape, dtype)
+        self.value = value
+
+    def _emit(self, b: FunctionBuilder) -> Value:
+        if 0 in self.shape:
+            raise Unsupported("a tensor with no elements used as an operand")
+        return b.fill(self.value, self.shape, self.dtype)
+
+
+class Permuted(_Deferred):
     """``source`` with its dimensions permuted (result dim i is source dim
     ``perm[i]``), not yet emitted: a stablehlo.transpose, or a contraction
     written in the layout its transposing user wants. Emitters that index
@@ -124,26 +140,18 @@ class Permuted:
     cancels emits nothing), and any other user gets it materialized once as
     a linalg.transpose."""
 
-    __slots__ = ("source", "perm", "shape", "dtype", "_materialized")
+    __slots__ = ("source", "perm")
 
     def __init__(self, source: Value, perm):
         self.source = source
         self.perm = tuple(int(p) for p in perm)
-        self.shape = tuple(source.shape[p] for p in self.perm)
-        self.dtype = source.dtype
-        self._materialized = None
+        super().__init__([source.shape[p] for p in self.perm], source.dtype)
 
-    @property
-    def rank(self) -> int:
-        return len(self.shape)
-
-    def materialize(self, b: FunctionBuilder) -> Value:
-        if self._materialized is None:
-            self._materialized = b.transpose(self.source, self.perm)
-        return self._materialized
+    def _emit(self, b: FunctionBuilder) -> Value:
+        return b.transpose(self.source, self.perm)
 
 
-class Broadcast:
+class Broadcast(_Deferred):
     """``source`` broadcast to ``shape`` (source dim i is dim ``dims[i]``,
     of the same extent; the other dims repeat it), not yet emitted: a
     stablehlo.broadcast_in_dim that adds non-unit dims. An elementwise op
@@ -154,28 +162,19 @@ class Broadcast:
     maximum, broadcast over the keys, then subtracted); any other user
     materializes it once as a copying linalg.generic."""
 
-    __slots__ = ("source", "dims", "shape", "dtype", "_materialized")
+    __slots__ = ("source", "dims")
 
     def __init__(self, source: Value, dims, shape):
         self.source = source
         self.dims = tuple(int(d) for d in dims)
-        self.shape = tuple(int(d) for d in shape)
-        self.dtype = source.dtype
-        self._materialized = None
+        super().__init__(shape, source.dtype)
 
-    @property
-    def rank(self) -> int:
-        return len(self.shape)
-
-    def materialize(self, b: FunctionBuilder) -> Value:
-        if self._materialized is None:
-            from ..torch.mlir import affine_map, identity_map
-            R = len(self.shape)
-            out = b.empty(self.shape, self.dtype)
-            self._materialized = b.generic(
-                [self.source], [affine_map(R, [f"d{d}" for d in self.dims])], [out],
-                [identity_map(R)], ["parallel"] * R, lambda bb, a, o: [a])[0]
-        return self._materialized
+    def _emit(self, b: FunctionBuilder) -> Value:
+        from ..torch.mlir import affine_map, identity_map
+        R = len(self.shape)
+        out = b.empty(self.shape, self.dtype)
+        return b.generic([self.source], [affine_map(R, [f"d{d}" for d in self.dims])], [out],
+                         [identity_map(R)], ["parallel"] * R, lambda bb, a, o: [a])[0]
 
     def as_operand(self, b: FunctionBuilder) -> Value:
         """The source with unit dims where the broadcast repeats it, which
@@ -214,7 +213,7 @@ class OpContext:
         """Operand ``i`` as a tensor Value (splats and permutations
         materialized)."""
         v = self.raw[i]
-        return v.materialize(self.b) if isinstance(v, (Splat, Permuted, Broadcast)) else v
+        return v.materialize(self.b) if isinstance(v, _Deferred) else v
 
     def values(self) -> list[Value]:
         return [self.value(i) for i in range(len(self.raw))]
@@ -399,7 +398,7 @@ class _Converter:
 
 def _check_result(name, r, v) -> None:
     shape, dtype = tensor_shape_dtype(r.type)
-    if not isinstance(v, (Value, Splat, Permuted, Broadcast)):
+    if not isinstance(v, (Value, _Deferred)):
         raise UnsupportedOp(name, f"emitter returned {type(v).__name__}")
     if tuple(v.shape) != shape or v.dtype != dtype:
         raise UnsupportedOp(name, f"emitter produced {list(v.shape)} {v.dtype}, the op "

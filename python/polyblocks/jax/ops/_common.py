@@ -14,7 +14,7 @@ from ..converter import Broadcast, OpContext, Permuted, Splat, register
 __all__ = ["INDEX", "FunctionBuilder", "Scalar", "Unsupported", "Value", "affine_map",
            "compute_dtype", "identity_map", "is_float", "is_int", "mlir_type",
            "tensor_type", "OpContext", "Permuted", "Broadcast", "Splat", "register", "map_elements",
-           "splat_result", "float_min", "float_max", "int_min", "int_max"]
+           "float_min", "float_max", "int_min", "int_max"]
 
 
 def map_elements(cx: OpContext, fn: Callable[..., Scalar], operands: Sequence = None,
@@ -54,10 +54,6 @@ def map_elements(cx: OpContext, fn: Callable[..., Scalar], operands: Sequence = 
         one = b.elementwise([], (), dtype, lambda bb: body(bb))
         return b.broadcast_to(one, shape) if shape else one
     return b.elementwise(tensors, shape, dtype, body)
-
-
-def splat_result(cx: OpContext, value) -> Splat:
-    return Splat(value, cx.shape, cx.dtype)
 
 
 def float_min(dtype) -> float:

@@ -7,6 +7,7 @@ import math
 import torch
 
 from ._common import *  # noqa: F401,F403
+from ...torch.ops.nn import conv_nchw
 
 
 def _acc(dtype):
@@ -245,28 +246,9 @@ def _convolution(cx):
         w = b.reshape(w, (w.shape[0], w.shape[1], 1, w.shape[2]))
         strides, rhs_dil = [1] + strides, [1] + rhs_dil
         conv_shape = (n_o_shape[0], n_o_shape[1], 1, n_o_shape[2])
-        cnd = 2
     else:
         conv_shape = tuple(n_o_shape)
-        cnd = nd
-    attrs = (f"{{dilations = dense<[{', '.join(map(str, rhs_dil))}]> : tensor<{cnd}xi64>, "
-             f"strides = dense<[{', '.join(map(str, strides))}]> : tensor<{cnd}xi64>}}")
-    if groups == 1:
-        op = "linalg.conv_2d_nchw_fchw" if cnd == 2 else "linalg.conv_3d_ncdhw_fcdhw"
-        init = b.fill(0, conv_shape, acc)
-        r = b.tensor_op(f"{op} {attrs} ins({x.name}, {w.name} : {x.type}, {w.type}) "
-                        f"outs({init.name} : {init.type}) -> {init.type}", conv_shape, acc)
-    else:
-        n, c = x.shape[0], x.shape[1]
-        f = w.shape[0]
-        g = groups
-        xg = b.reshape(x, (n, g, c // g) + x.shape[2:])
-        wg = b.reshape(w, (g, f // g) + w.shape[1:])
-        gshape = (conv_shape[0], g, f // g) + tuple(conv_shape[2:])
-        init = b.fill(0, gshape, acc)
-        r = b.tensor_op(f"linalg.conv_2d_ngchw_gfchw {attrs} ins({xg.name}, {wg.name} : "
-                        f"{xg.type}, {wg.type}) outs({init.name} : {init.type}) -> "
-                        f"{init.type}", gshape, acc)
+    r = conv_nchw(b, x, w, strides, rhs_dil, groups, conv_shape, acc)
     r = b.reshape(r, n_o_shape)
     # (N, O, spatial...) -> the output's dimension order.
     order = [dn.output_batch_dimension, dn.output_feature_dimension] + os_

@@ -18,6 +18,7 @@ from typing import Sequence
 import torch
 
 from ._common import *  # noqa: F401,F403
+from .reductions import COMBINERS, combine
 
 # ---------------------------------------------------------------------------
 # Scalar index helpers (inside linalg.generic bodies)
@@ -280,18 +281,6 @@ def _dynamic_update_slice(cx):
 # scatter
 # ---------------------------------------------------------------------------
 
-# Update computation -> (float op, int op, bool op) of the combination.
-_SCATTER_COMBINE = {
-    "stablehlo.add": ("arith.addf", "arith.addi", "arith.ori"),
-    "stablehlo.multiply": ("arith.mulf", "arith.muli", "arith.andi"),
-    "stablehlo.maximum": ("arith.maximumf", "arith.maxsi", "arith.ori"),
-    "stablehlo.minimum": ("arith.minimumf", "arith.minsi", "arith.andi"),
-    "stablehlo.and": (None, "arith.andi", "arith.andi"),
-    "stablehlo.or": (None, "arith.ori", "arith.ori"),
-    "stablehlo.xor": (None, "arith.xori", "arith.xori"),
-}
-
-
 def _identity(kind: str, dtype):
     """The identity element of ``kind`` over ``dtype`` (float add: -0.0,
     so that x + identity is x for every x, -0.0 included)."""
@@ -306,16 +295,6 @@ def _identity(kind: str, dtype):
     return {"stablehlo.add": 0, "stablehlo.multiply": 1, "stablehlo.maximum": int_min(dtype),
             "stablehlo.minimum": int_max(dtype), "stablehlo.and": -1, "stablehlo.or": 0,
             "stablehlo.xor": 0}[kind]
-
-
-def _combine(b, kind: str, acc: Scalar, v: Scalar) -> Scalar:
-    fop, iop, bop = _SCATTER_COMBINE[kind]
-    v = b.cast(v, acc.dtype)
-    if is_float(acc.dtype):
-        if fop is None:
-            raise Unsupported(f"{kind} of floats")
-        return b.bin(fop, acc, v)
-    return b.bin(bop if acc.dtype == torch.bool else iop, acc, v)
 
 
 def _scatter_kind(cx) -> str:
@@ -333,7 +312,7 @@ def _scatter_kind(cx) -> str:
         if len(ret) == 1 and ret[0] == args[0]:
             return "keep"
     if len(ops) == 2 and ops[1].name == "stablehlo.return" and \
-            ops[0].name in _SCATTER_COMBINE:
+            ops[0].name in COMBINERS:
         operands = list(ops[0].operands)
         ret = list(ops[1].operands)
         if len(operands) == 2 and set(operands) == {args[0], args[1]} and \
@@ -479,7 +458,7 @@ def _scatter(cx):
             one = bb.const(1, torch.int64)
             return [bb.select(hit, new, acc),
                     bb.select(hit, bb.bin("arith.addi", cnt, one), cnt)]
-        return [bb.select(hit, _combine(bb, kind, acc, v), acc)]
+        return [bb.select(hit, combine(bb, kind, acc, v), acc)]
 
     its = ["parallel"] * r + ["reduction"] * ns
     res = b.generic(tensors, maps, outs, [out_map] * len(outs), its, body)
@@ -490,5 +469,5 @@ def _scatter(cx):
             return bb.select(touched, a, bb.cast(xv, acc_dt))
     else:
         def fin(bb, xv, a):
-            return _combine(bb, kind, bb.cast(xv, acc_dt), a)
+            return combine(bb, kind, bb.cast(xv, acc_dt), a)
     return map_elements(cx, fin, [x] + res, shape, dtype)

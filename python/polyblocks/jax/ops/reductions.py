@@ -7,8 +7,9 @@ import torch
 
 from ._common import *  # noqa: F401,F403
 
-# Body op -> how an accumulator and an element combine.
-_COMBINE = {
+# Body op -> (float, integer, boolean) op combining an accumulator and an
+# element (reductions, windowed reductions and scatters).
+COMBINERS = {
     "stablehlo.add": ("arith.addf", "arith.addi", "arith.ori"),
     "stablehlo.multiply": ("arith.mulf", "arith.muli", "arith.andi"),
     "stablehlo.maximum": ("arith.maximumf", "arith.maxsi", "arith.ori"),
@@ -28,29 +29,25 @@ def body_combiner(cx: OpContext, region: int = 0) -> str:
         raise cx.unsupported(f"a reduction body of {len(ops)} ops over {len(args)} "
                              "arguments (only one add/mul/max/min/and/or/xor)")
     op = ops[0]
-    if op.name not in _COMBINE:
+    if op.name not in COMBINERS:
         raise cx.unsupported(f"a reduction body of {op.name}")
-    operands = list(op.operands)
-    if set(map(_key, operands)) != {_key(args[0]), _key(args[1])}:
+    if set(op.operands) != {args[0], args[1]}:
         raise cx.unsupported("a reduction body that does not combine its two arguments")
-    if _key(list(ops[1].operands)[0]) != _key(op.results[0]):
+    if list(ops[1].operands)[0] != op.results[0]:
         raise cx.unsupported("a reduction body that does not return its result")
     return op.name
 
 
-def _key(v):
-    return v
-
-
 def combine(b, kind: str, acc: Scalar, x: Scalar) -> Scalar:
-    fop, iop, bop = _COMBINE[kind]
+    """``acc`` combined with ``x`` (converted to the accumulator's type) by
+    the body op ``kind``."""
+    fop, iop, bop = COMBINERS[kind]
+    x = b.cast(x, acc.dtype)
     if is_float(acc.dtype):
         if fop is None:
             raise Unsupported(f"{kind} of floats")
-        return b.bin(fop, acc, b.cast(x, acc.dtype))
-    if acc.dtype == torch.bool:
-        return b.bin(bop, acc, x)
-    return b.bin(iop, acc, x)
+        return b.bin(fop, acc, x)
+    return b.bin(bop if acc.dtype == torch.bool else iop, acc, x)
 
 
 def acc_dtype(dtype):

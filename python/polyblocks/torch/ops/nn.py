@@ -78,6 +78,34 @@ def _dot(cx, x, y):
     return b.reshape(r, ())
 
 
+def conv_nchw(b, x: Value, w: Value, stride, dilation, groups: int, conv_shape,
+              acc) -> Value:
+    """A 2-d or 3-d convolution of an already padded (N, C, spatial...)
+    input ``x`` with an (F, C / groups, window...) filter ``w`` into
+    ``conv_shape`` (N, F, spatial...), accumulated in ``acc``: the named
+    linalg convolution, grouped ones (2-d only) through
+    linalg.conv_2d_ngchw_gfchw on reshaped operands."""
+    nd = x.rank - 2
+    attrs = (f"{{dilations = dense<[{', '.join(map(str, dilation))}]> : tensor<{nd}xi64>, "
+             f"strides = dense<[{', '.join(map(str, stride))}]> : tensor<{nd}xi64>}}")
+    if groups == 1:
+        op = "linalg.conv_2d_nchw_fchw" if nd == 2 else "linalg.conv_3d_ncdhw_fcdhw"
+        init = b.fill(0, conv_shape, acc)
+        return b.tensor_op(f"{op} {attrs} ins({x.name}, {w.name} : {x.type}, {w.type}) "
+                           f"outs({init.name} : {init.type}) -> {init.type}", conv_shape, acc)
+    n, c = x.shape[0], x.shape[1]
+    f = w.shape[0]
+    g = groups
+    xg = b.reshape(x, (n, g, c // g) + x.shape[2:])
+    wg = b.reshape(w, (g, f // g) + w.shape[1:])
+    gshape = (conv_shape[0], g, f // g) + tuple(conv_shape[2:])
+    init = b.fill(0, gshape, acc)
+    r = b.tensor_op(f"linalg.conv_2d_ngchw_gfchw {attrs} ins({xg.name}, {wg.name} : "
+                    f"{xg.type}, {wg.type}) outs({init.name} : {init.type}) -> {init.type}",
+                    gshape, acc)
+    return b.reshape(r, conv_shape)
+
+
 @register(aten.convolution.default)
 def _convolution(cx, x, w, bias, stride, padding, dilation, transposed, output_padding,
                  groups):
@@ -110,25 +138,7 @@ def _convolution(cx, x, w, bias, stride, padding, dilation, transposed, output_p
     else:
         conv_shape = out_shape
     x = b.pad(x, [0, 0] + [p[0] for p in padding], [0, 0] + [p[1] for p in padding], 0)
-    attrs = (f"{{dilations = dense<[{', '.join(map(str, dilation))}]> : tensor<{nd}xi64>, "
-             f"strides = dense<[{', '.join(map(str, stride))}]> : tensor<{nd}xi64>}}")
-    if groups == 1:
-        op = "linalg.conv_2d_nchw_fchw" if nd == 2 else "linalg.conv_3d_ncdhw_fcdhw"
-        init = b.fill(0, conv_shape, acc)
-        r = b.tensor_op(f"{op} {attrs} ins({x.name}, {w.name} : {x.type}, {w.type}) "
-                        f"outs({init.name} : {init.type}) -> {init.type}", conv_shape, acc)
-    else:
-        n, c = x.shape[0], x.shape[1]
-        f = w.shape[0]
-        g = groups
-        xg = b.reshape(x, (n, g, c // g) + x.shape[2:])
-        wg = b.reshape(w, (g, f // g) + w.shape[1:])
-        gshape = (conv_shape[0], g, f // g) + tuple(conv_shape[2:])
-        init = b.fill(0, gshape, acc)
-        r = b.tensor_op(f"linalg.conv_2d_ngchw_gfchw {attrs} ins({xg.name}, {wg.name} : "
-                        f"{xg.type}, {wg.type}) outs({init.name} : {init.type}) -> {init.type}",
-                        gshape, acc)
-        r = b.reshape(r, conv_shape)
+    r = conv_nchw(b, x, w, stride, dilation, groups, conv_shape, acc)
     r = b.reshape(r, out_shape)
     if bias is None:
         return b.convert(r, cx.dtype)
