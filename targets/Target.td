@@ -173,6 +173,9 @@ class PBMemoryLevel<string name, PBMemoryKind kind, PBComputeLevelKind scope> {
   int BankWidthBytes = 0;
   /// Line or transaction size (0 when not meaningful).
   int LineBytes = 0;
+  /// Associativity of a set-associative cache: lines of one set (0 when
+  /// not stated or not a cache).
+  int Ways = 0;
   /// LLVM / GPU-dialect address space of buffers placed at this level
   /// (-1 when it cannot be addressed explicitly, e.g. a cache).
   int AddressSpace = -1;

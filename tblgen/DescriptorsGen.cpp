@@ -56,7 +56,7 @@ static void emitDescriptors(const RecordKeeper &records, raw_ostream &os) {
          << enumCase(level->getValueAsDef("Scope"));
       for (StringRef field :
            {"CapacityBytes", "BandwidthGBps", "LatencyCycles", "Banks",
-            "BankWidthBytes", "LineBytes", "AddressSpace",
+            "BankWidthBytes", "LineBytes", "Ways", "AddressSpace",
             "CapacityBytesPerUnit", "AllocationGranuleBytes",
             "ReservedBytesPerInstance"})
         os << ", " << level->getValueAsInt(field);

@@ -48,8 +48,9 @@ static void emitChip(const TargetRecords &targets, const Record *chip,
 
   os << "\n| memory level | kind | scope | capacity (bytes) | bandwidth (GB/s) "
         "| latency (cycles) | banks | bank width (bytes) | line (bytes) | "
-        "address space | per unit (bytes) | granule (bytes) | reserved "
-        "(bytes) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+        "ways | address space | per unit (bytes) | granule (bytes) | reserved "
+        "(bytes) "
+        "|\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Record *level : chip->getValueAsListOfDefs("MemoryLevels"))
     os << "| " << level->getValueAsString("Name") << " | "
        << level->getValueAsDef("Kind")->getName() << " | "
@@ -60,6 +61,7 @@ static void emitChip(const TargetRecords &targets, const Record *chip,
        << level->getValueAsInt("Banks") << " | "
        << level->getValueAsInt("BankWidthBytes") << " | "
        << level->getValueAsInt("LineBytes") << " | "
+       << level->getValueAsInt("Ways") << " | "
        << level->getValueAsInt("AddressSpace") << " | "
        << level->getValueAsInt("CapacityBytesPerUnit") << " | "
        << level->getValueAsInt("AllocationGranuleBytes") << " | "

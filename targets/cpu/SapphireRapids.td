@@ -50,12 +50,14 @@ def SapphireRapids_L1 : PBMemoryLevel<"l1d", Cache, Core> {
   let BandwidthGBps = 256;                     // derived: 2 x 64 B/clk x 2.0 GHz
   let LatencyCycles = 5;                       // [OPT]
   let LineBytes = 64;
+  let Ways = 12;                               // [OPT]
 }
 def SapphireRapids_L2 : PBMemoryLevel<"l2", Cache, Core> {
   let CapacityBytes = 2097152;                 // 2 MiB [OPT]
   let BandwidthGBps = 128;                     // derived: 64 B/clk x 2.0 GHz
   let LatencyCycles = 16;                      // [OPT]
   let LineBytes = 64;
+  let Ways = 16;                               // [OPT]
 }
 def SapphireRapids_L3 : PBMemoryLevel<"l3", Cache, Socket> {
   // The socket's 105 MB, shared by all cores over the mesh [ARK].

@@ -49,12 +49,14 @@ def X86_64_V3_L1 : PBMemoryLevel<"l1d", Cache, Core> {
   // FP/SIMD load-to-use (4 integer) [SOG]
   let LatencyCycles = 7;
   let LineBytes = 64;
+  let Ways = 8;                                // [SOG]
 }
 def X86_64_V3_L2 : PBMemoryLevel<"l2", Cache, Core> {
   let CapacityBytes = 524288;                  // 512 KiB [SOG]
   let BandwidthGBps = 78;                      // derived: 32 B/clk x 2.45 GHz
   let LatencyCycles = 12;                      // [SOG]
   let LineBytes = 64;
+  let Ways = 8;                                // [SOG]
 }
 def X86_64_V3_L3 : PBMemoryLevel<"l3", Cache, Socket> {
   // One CCX's 32 MiB: the most of the socket's L3 one core's data can use.
@@ -63,6 +65,7 @@ def X86_64_V3_L3 : PBMemoryLevel<"l3", Cache, Socket> {
   let BandwidthGBps = 78;
   let LatencyCycles = 46;                      // average [SOG]
   let LineBytes = 64;
+  let Ways = 16;                               // [SOG]
 }
 def X86_64_V3_DRAM : PBMemoryLevel<"dram", MainMemory, Socket> {
   // Placeholder (pb-tblgen requires > 0): the real size is only known at

@@ -44,12 +44,14 @@ def X86_64_V4_L1 : PBMemoryLevel<"l1d", Cache, Core> {
   let BandwidthGBps = 154;                     // derived: 64 B/clk x 2.4 GHz
   let LatencyCycles = 7;                       // FP/SIMD load-to-use [SOG]
   let LineBytes = 64;
+  let Ways = 8;                                // [SOG]
 }
 def X86_64_V4_L2 : PBMemoryLevel<"l2", Cache, Core> {
   let CapacityBytes = 1048576;                 // 1 MiB [SOG]
   let BandwidthGBps = 77;                      // estimate: 32 B/clk x 2.4 GHz
   let LatencyCycles = 14;                      // [SOG]
   let LineBytes = 64;
+  let Ways = 8;                                // [SOG]
 }
 def X86_64_V4_L3 : PBMemoryLevel<"l3", Cache, Socket> {
   // One CCD's 32 MiB: the most of the socket's L3 one core's data can use.
@@ -58,6 +60,7 @@ def X86_64_V4_L3 : PBMemoryLevel<"l3", Cache, Socket> {
   let BandwidthGBps = 77;
   let LatencyCycles = 50;                      // average [SOG]
   let LineBytes = 64;
+  let Ways = 16;                               // [SOG]
 }
 def X86_64_V4_DRAM : PBMemoryLevel<"dram", MainMemory, Socket> {
   // Placeholder (pb-tblgen requires > 0): the real size is only known at

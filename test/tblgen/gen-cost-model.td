@@ -9,5 +9,6 @@ def Chip : MinimalChip<"minimal">;
 // CHECK: static const LevelBandwidthDesc kBandwidths_Chip[] = {
 // CHECK-NEXT:   {MemoryKind::RegisterFile, "registers", 1000},
 // CHECK-NEXT:   {MemoryKind::Scratchpad, "scratch", 500},
+// CHECK-NEXT:   {MemoryKind::Cache, "l2", 2000},
 // CHECK-NEXT:   {MemoryKind::MainMemory, "dram", 100},
 // CHECK: static const CostModelDesc kCostModel_Chip = {kPeaks_Chip, kBandwidths_Chip, 2000, 1000};

@@ -11,7 +11,8 @@ def Chip : MinimalChip<"minimal">;
 // CHECK-NEXT:   {"warp", ComputeLevelKind::Subgroup, 0, 8, 0, 0},
 // CHECK-NEXT:   {"lane", ComputeLevelKind::Lane, 16, 0, 0, 0},
 // CHECK: static const MemoryLevelDesc kMemoryLevels_Chip[] = {
-// CHECK:   {"scratch", MemoryKind::Scratchpad, ComputeLevelKind::Block, 49152, 500, 20, 16, 4, 0, 3, 98304, 256, 512},
+// CHECK:   {"scratch", MemoryKind::Scratchpad, ComputeLevelKind::Block, 49152, 500, 20, 16, 4, 0, 0, 3, 98304, 256, 512},
+// CHECK-NEXT:   {"l2", MemoryKind::Cache, ComputeLevelKind::Grid, 4194304, 2000, 200, 0, 0, 128, 16, -1, 0, 0, 0},
 // CHECK: static const MatrixUnitDesc *const kMatrixUnits_Chip[] = {&kMatrixUnits[MU_TEST_I32_4x4x4_I8], nullptr};
 // CHECK: static const ChipDesc kChips[] = {
 // CHECK-NEXT:   {"minimal", Vendor::TestVendor,

@@ -145,11 +145,12 @@ static void printChip(raw_ostream &os, const ChipDesc &chip) {
   for (const MemoryLevelDesc &level : chip.memoryLevels)
     os << formatv("    {0,-10} kind={1} scope={2} capacity={3} B "
                   "bandwidth={4} GB/s latency={5} cycles banks={6}x{7} B "
-                  "line={8} B address-space={9}\n",
+                  "line={8} B ways={9} address-space={10}\n",
                   level.name, stringifyMemoryKind(level.kind),
                   stringifyComputeLevelKind(level.scope), level.capacityBytes,
                   level.bandwidthGBps, level.latencyCycles, level.banks,
-                  level.bankWidthBytes, level.lineBytes, level.addressSpace);
+                  level.bankWidthBytes, level.lineBytes, level.ways,
+                  level.addressSpace);
 
   os << "  matrix units:";
   if (chip.matrixUnits.empty())

@@ -483,6 +483,13 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
   Value ap;
   if (!p.directA)
     ap = memref::AllocOp::create(b, apType, b.getI64IntegerAttr(64));
+  aCopy = aCopyRow0 = nullptr;
+  if (p.copyA) {
+    aCopy = memref::AllocOp::create(
+        b, MemRefType::get({mcPanels * p.mr, p.aCopyStride}, f),
+        b.getI64IntegerAttr(64));
+    aCopyRow0 = ic;
+  }
   // The register tile's sums, for an epilogue applied row by row
   // (rollsEpilogue).
   epilogueTile = nullptr;
@@ -552,6 +559,8 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
                                         idx(ranges[dim] - 1)));
   }
   ArrayRef<Value> blockLoops = loops;
+  if (p.copyA)
+    copyABlock(blockLoops, ic, mc, pc, kc);
 
   // Pack A: row panels of MR rows, k-major inside a panel; rows past M are
   // zeros. A row's M indices are computed once per row. A linear A is read
@@ -722,10 +731,44 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
     b.setInsertionPointAfter(jrLoop);
   if (!p.directA)
     memref::DeallocOp::create(b, ap);
+  if (aCopy)
+    memref::DeallocOp::create(b, aCopy);
   if (kOffsets)
     memref::DeallocOp::create(b, kOffsets);
   if (epilogueTile)
     memref::DeallocOp::create(b, epilogueTile);
+}
+
+void GemmBuilder::copyABlock(ArrayRef<Value> loopsIn, Value ic, Value mc,
+                             Value pc, Value kc) {
+  OpOperand *aOperand = op.getDpsInputOperand(0);
+  Type f = cast<MemRefType>(aOperand->get().getType()).getElementType();
+  auto vecType = VectorType::get({p.lanes}, f);
+  OpBuilder::InsertionGuard guard(b);
+  auto rowLoop = scf::ForOp::create(b, idx(0), mc, idx(1));
+  b.setInsertionPointToStart(rowLoop.getBody());
+  Value i = rowLoop.getInductionVar();
+  Value row = b.createOrFold<arith::AddIOp>(ic, i);
+  SmallVector<Value> loops(loopsIn);
+  setRow(loops, row);
+  setK(loops, pc);
+  SmallVector<Value> first = indices(aOperand, loops);
+  if (aRows)
+    first = rowIndex(first, row, aRowsPos);
+  // A's last index is the blocked K alone (directA), whose extent is A's
+  // last dimension: a vector at a time along it, the last one masked at the
+  // dimension's end. Elements past the K block's end, read when its length
+  // is not a multiple of the lanes, land in the copy's padding and are
+  // never read.
+  auto kLoop = scf::ForOp::create(b, idx(0), kc, idx(p.lanes));
+  b.setInsertionPointToStart(kLoop.getBody());
+  Value kk = kLoop.getInductionVar();
+  SmallVector<Value> index(first);
+  index.back() = b.createOrFold<arith::AddIOp>(index.back(), kk);
+  Value v = vector::TransferReadOp::create(
+      b, vecType, aRows ? aRows : aOperand->get(), index,
+      arith::ConstantOp::create(b, b.getZeroAttr(f)), ArrayRef<bool>{false});
+  vector::StoreOp::create(b, v, aCopy, ValueRange{i, kk});
 }
 
 void GemmBuilder::microKernel(Value ap, Value bp, ArrayRef<Value> loopsIn,
@@ -829,6 +872,11 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
       Value row = rows[r];
       if (!fullTile)
         row = minIdx(row, p.m - 1);
+      if (aCopy) {
+        aIndex.push_back(
+            {b.createOrFold<arith::SubIOp>(row, aCopyRow0), idx(0)});
+        continue;
+      }
       setRow(loops, row);
       setK(loops, pc);
       SmallVector<Value> index = indices(aOperand, loops);
@@ -855,7 +903,11 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
       if (p.directA) {
         SmallVector<Value> index(aIndex[r]);
         index.back() = b.createOrFold<arith::AddIOp>(index.back(), kk);
-        a = memref::LoadOp::create(b, aRows ? aRows : aOperand->get(), index);
+        a = memref::LoadOp::create(b,
+                                   aCopy   ? aCopy
+                                   : aRows ? aRows
+                                           : aOperand->get(),
+                                   index);
       } else {
         a = memref::LoadOp::create(b, ap, ValueRange{ip, kk, idx(r)});
       }

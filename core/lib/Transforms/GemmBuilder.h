@@ -63,6 +63,16 @@ struct GemmPlan {
   /// window position (a 3x3 convolution with 32 output channels spent as
   /// long packing A as multiplying it).
   bool directA = false;
+  /// With `directA`: each task copies its A block's rows, one K block at a
+  /// time, into a buffer whose rows are `aCopyStride` elements apart, where
+  /// the micro-kernel reads them. A's own rows are a multiple of the
+  /// innermost cache's set span apart (a row-major A 1024 floats wide:
+  /// 4 KiB), so that a register tile's rows fall into fewer sets than the
+  /// cache has ways for them and evict each other (pb-map-matrix-units'
+  /// rowsShareCacheSets). The copy reads contiguous rows, a vector at a
+  /// time; unlike a packed A it is not transposed.
+  bool copyA = false;
+  int64_t aCopyStride = 0;
   /// A's element offset is linear in the loops (a row-major A read through
   /// an affine map without divisions): `aOffset` + sum over the loops d of
   /// `aCoefficients[d]` x d. A packed A then adds a row's offset, computed
@@ -247,6 +257,10 @@ private:
   /// only K block `kbFixed` when given (`bp` then holds that block alone).
   void computeBlocks(Value bp, ArrayRef<Value> loops, Value jc, Value nc,
                      int64_t pcBlocks, Value kbFixed = nullptr);
+  /// Copies the rows [ic, ic + mc) of A, K indices [pc, pc + kc), into
+  /// `aCopy` (GemmPlan::copyA).
+  void copyABlock(ArrayRef<Value> loops, Value ic, Value mc, Value pc,
+                  Value kc);
   void microKernel(Value ap, Value bp, ArrayRef<Value> loops, Value i0,
                    Value j0, Value ip, Value jp, Value pc, Value kc);
   void microKernelBody(Value ap, Value bp, ArrayRef<Value> loops, Value i0,
@@ -265,6 +279,9 @@ private:
   /// dimension's position.
   Value aRows;
   unsigned aRowsPos = 0;
+  /// With `copyA`: the task's copy of its A block's rows for the current K
+  /// block, and the block's first row.
+  Value aCopy, aCopyRow0;
   /// Likewise C and the fused epilogue's output, when their rows are
   /// contiguous (null otherwise), and the position of their collapsed M.
   Value cRows, epilogueRows;

@@ -337,6 +337,66 @@ static void setLinearA(linalg::LinalgOp op, const GemmDims &dims,
   p.aAlongM = true;
 }
 
+/// The distance in elements between consecutive rows of A (consecutive
+/// values of the innermost M loop), when A's offset is linear in the loops
+/// and that loop moves it; none otherwise.
+static std::optional<int64_t> rowStrideOfA(linalg::LinalgOp op,
+                                           const GemmDims &dims) {
+  OpOperand *aOperand = op.getDpsInputOperand(0);
+  auto aType = cast<MemRefType>(aOperand->get().getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(aType.getStridesAndOffset(strides, offset)))
+    return std::nullopt;
+  AffineMap mapA = op.getMatchingIndexingMap(aOperand);
+  std::vector<SmallVector<int64_t, 8>> flattened;
+  if (failed(getFlattenedAffineExprs(mapA, &flattened)))
+    return std::nullopt;
+  int64_t stride = 0;
+  unsigned row = dims.m.back();
+  for (auto [r, expr] : llvm::enumerate(flattened)) {
+    if (expr.size() != mapA.getNumDims() + 1)
+      return std::nullopt;
+    if (expr[row] == 0)
+      continue;
+    if (ShapedType::isDynamic(strides[r]))
+      return std::nullopt;
+    stride += expr[row] * strides[r];
+  }
+  if (stride == 0)
+    return std::nullopt;
+  return stride;
+}
+
+/// Whether `rows` rows `strideBytes` apart, read along together (a register
+/// tile's rows of an A read in place), put more lines into one set of
+/// `cache` than it has ways: they then evict each other before their next
+/// elements are read. Row-major As 1024 or 2048 floats wide put all 12 rows
+/// of a register tile into one set of an 8-way 32 KiB L1 (1024^3 f32
+/// matmul: 13.1 ms read in place, 11.2 ms for K = 1040, whose rows spread;
+/// 11.7 ms copied). Not at half the ways or fewer: BERT's 128x3072 x
+/// 3072x768 (8 rows per set) ran 15% slower copied (3.5 -> 4.2 ms), each
+/// of its 16 tasks copying all of A, and 512^3 (6 per set) alike.
+static bool rowsShareCacheSets(int64_t strideBytes, int64_t rows,
+                               const MemoryLevelDesc &cache) {
+  if (cache.ways <= 0 || cache.lineBytes <= 0)
+    return false;
+  int64_t sets = cache.capacityBytes / (cache.lineBytes * cache.ways);
+  if (sets <= 0)
+    return false;
+  // The distinct lines the rows start in, per set (rows closer than a line
+  // share one).
+  llvm::SmallDenseSet<int64_t> lines;
+  llvm::SmallDenseMap<int64_t, int64_t> perSet;
+  int64_t most = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t line = llvm::divideFloorSigned(r * strideBytes, cache.lineBytes);
+    if (lines.insert(line).second)
+      most = std::max(most, ++perSet[llvm::mod(line, sets)]);
+  }
+  return most > cache.ways;
+}
+
 /// Whether B is packed whole (see GemmPlan::packWhole): its first index is
 /// N, its others every K loop once, contiguous in memory, and N's panels
 /// full; not when its last index is the blocked K alone (a row-major N x K
@@ -556,6 +616,17 @@ void PBMapMatrixUnitsPass::mapContraction(
   // K blocks of equal length (768 = 3 x 256, not 272 + 272 + 224).
   p.kc = std::min(
       p.k, alignUp(llvm::divideCeil(p.k, llvm::divideCeil(p.k, p.kc)), 16));
+  // Rows of A read in place that evict each other from L1 are copied, per
+  // task and K block, to rows one line (or vector) longer than the block.
+  if (p.directA) {
+    std::optional<int64_t> stride = rowStrideOfA(op, dims);
+    if (stride && rowsShareCacheSets(*stride * elemBytes, p.mr, *caches[0])) {
+      p.copyA = true;
+      p.aCopyStride =
+          alignUp(p.kc, p.lanes) +
+          std::max<int64_t>(p.lanes, caches[0]->lineBytes / elemBytes);
+    }
+  }
   // NC: the B panel KC x NC in the outermost cache.
   int64_t ncCache = std::max<int64_t>(p.nr, budget(2) / (p.kc * elemBytes));
   p.nc = std::max(p.nr, std::min(ncCache / p.nr * p.nr, alignUp(p.n, p.nr)));
@@ -709,7 +780,8 @@ void PBMapMatrixUnitsPass::mapContraction(
               : p.batchParallel ? ", the batch loops as the tasks"
               : p.nParallel     ? ", the NC blocks as the tasks"
                                 : "",
-              p.directA   ? "read in place"
+              p.copyA     ? "copied by rows (its rows share L1 sets)"
+              : p.directA ? "read in place"
               : p.aAlongM ? "packed MR rows per load"
               : p.aLinear ? "packed through a table of K offsets"
                           : "packed",

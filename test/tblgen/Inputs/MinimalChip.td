@@ -33,6 +33,13 @@ def TestScratch : PBMemoryLevel<"scratch", Scratchpad, Block> {
   let ReservedBytesPerInstance = 512;
   let AddressSpace = 3;
 }
+def TestL2 : PBMemoryLevel<"l2", Cache, Grid> {
+  let CapacityBytes = 4194304;
+  let BandwidthGBps = 2000;
+  let LatencyCycles = 200;
+  let LineBytes = 128;
+  let Ways = 16;
+}
 def TestDRAM : PBMemoryLevel<"dram", MainMemory, Grid> {
   let CapacityBytes = 1073741824;
   let BandwidthGBps = 100;
@@ -49,7 +56,7 @@ class MinimalChip<string name> : PBChip<name, TestVendor> {
   let ClockMHz = 1000;
   let VectorWidthBits = 128;
   let ComputeLevels = [TestGrid, TestBlock, TestWarp, TestLane];
-  let MemoryLevels = [TestRegisters, TestScratch, TestDRAM];
+  let MemoryLevels = [TestRegisters, TestScratch, TestL2, TestDRAM];
   let MatrixUnits = [TEST_I32_4x4x4_I8];
   let PeakCompute = [PBPeakCompute<I8, "matrix", 1000>,
                      PBPeakCompute<F32, "vector", 250>];

@@ -53,6 +53,8 @@ struct MemoryLevelDesc {
   int64_t banks;
   int64_t bankWidthBytes;
   int64_t lineBytes;
+  /// Associativity of a set-associative cache, or 0.
+  int64_t ways;
   /// Address space of explicitly placed buffers, or -1.
   int64_t addressSpace;
   /// Capacity on one physical unit of the root level, shared by the
