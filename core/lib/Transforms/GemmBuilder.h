@@ -67,8 +67,8 @@ struct GemmPlan {
   /// time, into a buffer whose rows are `aCopyStride` elements apart, where
   /// the micro-kernel reads them. A's own rows are a multiple of the
   /// innermost cache's set span apart (a row-major A 1024 floats wide:
-  /// 4 KiB), so that a register tile's rows fall into fewer sets than the
-  /// cache has ways for them and evict each other (pb-map-matrix-units'
+  /// 4 KiB), so that a register tile's rows start in more lines of one set
+  /// than the set holds and evict each other (pb-map-matrix-units'
   /// rowsShareCacheSets). The copy reads contiguous rows, a vector at a
   /// time; unlike a packed A it is not transposed.
   bool copyA = false;

@@ -374,9 +374,10 @@ static std::optional<int64_t> rowStrideOfA(linalg::LinalgOp op,
 /// elements are read. Row-major As 1024 or 2048 floats wide put all 12 rows
 /// of a register tile into one set of an 8-way 32 KiB L1 (1024^3 f32
 /// matmul: 13.1 ms read in place, 11.2 ms for K = 1040, whose rows spread;
-/// 11.7 ms copied). Not at half the ways or fewer: BERT's 128x3072 x
-/// 3072x768 (8 rows per set) ran 15% slower copied (3.5 -> 4.2 ms), each
-/// of its 16 tasks copying all of A, and 512^3 (6 per set) alike.
+/// 11.7 ms copied). Not when they fit the set: BERT's 128x3072 x 3072x768
+/// (the 8 rows of its 8 x 48 tile in one 8-way set) ran 15% slower copied
+/// (3.5 -> 4.2 ms), each of its 16 tasks copying all of A, and 512^3 (6
+/// rows per set) no faster.
 static bool rowsShareCacheSets(int64_t strideBytes, int64_t rows,
                                const MemoryLevelDesc &cache) {
   if (cache.ways <= 0 || cache.lineBytes <= 0)
@@ -763,6 +764,15 @@ void PBMapMatrixUnitsPass::mapContraction(
                 "stores without reading C");
     fill->first->erase();
   }
+  std::string aForm =
+      p.copyA
+          ? llvm::formatv("copied by rows (its rows overflow sets of '{0}')",
+                          caches[0]->name)
+                .str()
+      : p.directA ? "read in place"
+      : p.aAlongM ? "packed MR rows per load"
+      : p.aLinear ? "packed through a table of K offsets"
+                  : "packed";
   explain(op,
           llvm::formatv(
               "matrix units: {0} MxNxK {1}x{2}x{3} -> {4} register tile "
@@ -780,12 +790,7 @@ void PBMapMatrixUnitsPass::mapContraction(
               : p.batchParallel ? ", the batch loops as the tasks"
               : p.nParallel     ? ", the NC blocks as the tasks"
                                 : "",
-              p.copyA     ? "copied by rows (its rows share L1 sets)"
-              : p.directA ? "read in place"
-              : p.aAlongM ? "packed MR rows per load"
-              : p.aLinear ? "packed through a table of K offsets"
-                          : "packed",
-              p.allK ? "all K blocks per task" : "one K block per task",
+              aForm, p.allK ? "all K blocks per task" : "one K block per task",
               p.packWhole ? ", B packed whole along its rows" : "",
               p.rowsOuter ? ", each tile's rows over its N panels" : ""));
   if (epilogue) {

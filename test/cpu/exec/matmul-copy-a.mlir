@@ -18,10 +18,10 @@
 // 9 x 512 products (up to ~120) differ from the reference's, summed in
 // another order, by up to 5e-4; against float64 the optimized sums are the
 // closer ones (4e-5 vs 4e-4), hence the absolute tolerance.
-// EXPLAIN: matrix units: linalg.matmul MxNxK 100x80x1024 {{.*}}, A copied by rows (its rows share L1 sets),
+// EXPLAIN: matrix units: linalg.matmul MxNxK 100x80x1024 {{.*}}, A copied by rows (its rows overflow sets of 'l1d'),
 // EXPLAIN: matrix units: linalg.matmul MxNxK 100x80x1040 {{.*}}, A read in place,
-// EXPLAIN: matrix units: linalg.matmul MxNxK 100x80x1000 {{.*}}, A copied by rows (its rows share L1 sets),
-// EXPLAIN: matrix units: linalg.conv_2d_nhwc_hwcf MxNxK 18x32x1024 {{.*}}, A copied by rows (its rows share L1 sets),
+// EXPLAIN: matrix units: linalg.matmul MxNxK 100x80x1000 {{.*}}, A copied by rows (its rows overflow sets of 'l1d'),
+// EXPLAIN: matrix units: linalg.conv_2d_nhwc_hwcf MxNxK 18x32x1024 {{.*}}, A copied by rows (its rows overflow sets of 'l1d'),
 // EXPLAIN: matrix units: linalg.conv_2d_nhwc_hwcf MxNxK 50x64x512 {{.*}}, A read in place,
 // S3-LABEL: func.func @square
 // S3: memref.alloc() {alignment = 64 : i64} : memref<{{[0-9]+}}x144xf32>
