@@ -11,7 +11,6 @@ seconds emulated). Each case also checks which unit
 family its kernel uses: sm90 takes wgmma for 16-bit types where N >= 128,
 and for tf32 only where B is K-major (x @ W^T); otherwise mma.sync."""
 
-import json
 
 import pytest
 import torch
@@ -19,7 +18,7 @@ import torch
 import polyblocks
 from polyblocks.bench.gpu import matmul_text
 
-from helpers import artifact_file
+from helpers import matrix_unit_families
 from test_cuda_tensor_cores import CONV_NHWC
 
 BUILDS = [pytest.param("nvidia-sm80", {}, id="sm80"),
@@ -31,14 +30,6 @@ BUILDS = [pytest.param("nvidia-sm80", {}, id="sm80"),
 TOLERANCES = {torch.float16: 2e-3, torch.bfloat16: 1e-2, torch.float32: 5e-3}
 
 
-def _units(art, tmp_path):
-    """The matrix-unit families the artifact's kernels use."""
-    path = tmp_path / "a.pbart"
-    art.save(path)
-    _, payload = artifact_file.split(path.read_bytes())
-    text = "\n".join(m["emulation_mlir"] for m in json.loads(payload)["modules"])
-    return {unit for unit, op in [("wgmma", "wgmma.mma_async"), ("mma.sync", "mma.sync")]
-            if op in text}
 
 
 def _expected_unit(target, options, wgmma):
@@ -57,7 +48,7 @@ def _check(tmp_path, target, options, dtype, m, n, k, batch=0, b_transposed=Fals
     torch.manual_seed(0)
     art = polyblocks.compile(matmul_text(m, n, k, dtype, batch, b_transposed), target=target,
                              options=options, cache=False)
-    assert _units(art, tmp_path) == {_expected_unit(target, options, wgmma)}
+    assert matrix_unit_families(art, tmp_path) == {_expected_unit(target, options, wgmma)}
     lead = (batch,) if batch else ()
     a = torch.randn(*lead, m, k).to(dtype)
     b = torch.randn(*lead, *((n, k) if b_transposed else (k, n))).to(dtype)
@@ -107,7 +98,7 @@ def test_convolution(tmp_path, target, options, n, hw, c, k, stride, wgmma):
     out = (hw - 3) // stride + 1
     text = CONV_NHWC.format(n=n, h=hw, w=hw, c=c, k=k, oh=out, ow=out, s=stride, t="f16")
     art = polyblocks.compile(text, target=target, options=options, cache=False)
-    assert _units(art, tmp_path) == {_expected_unit(target, options, wgmma)}
+    assert matrix_unit_families(art, tmp_path) == {_expected_unit(target, options, wgmma)}
     x = torch.randn(n, hw, hw, c, dtype=torch.float16)
     f = torch.randn(3, 3, c, k, dtype=torch.float16)
     (y,) = art.executable(emulate=True).run("conv", [x, f])

@@ -10,7 +10,6 @@ nvidia-sm90 whose kernels run in the kernel emulator on CPU arrays
 On a GPU with a CUDA jaxlib (scripts/device/check): the same programs on
 GPU arrays against XLA on the same device, with the results left there."""
 
-import json
 import logging
 
 import numpy as np
@@ -23,7 +22,7 @@ torch = pytest.importorskip("torch")
 import polyblocks.jax as pj  # noqa: E402
 from polyblocks.jax.api import _on_gpu  # noqa: E402
 
-from helpers import artifact_file  # noqa: E402
+from helpers import matrix_unit_families  # noqa: E402
 
 
 def _gpu_devices():
@@ -106,14 +105,6 @@ def test_emulated_mlp(target):
     np.testing.assert_allclose(np.asarray(out), _cpu_xla(_mlp, x, w1, w2), rtol=1e-4, atol=1e-5)
 
 
-def _units(art, tmp_path):
-    """The matrix-unit families the artifact's kernels use."""
-    path = tmp_path / "a.pbart"
-    art.save(path)
-    _, payload = artifact_file.split(path.read_bytes())
-    text = "\n".join(m["emulation_mlir"] for m in json.loads(payload)["modules"])
-    return {unit for unit, op in [("wgmma", "wgmma.mma_async"), ("mma.sync", "mma.sync")]
-            if op in text}
 
 
 @pytest.mark.parametrize("target,unit", [("nvidia-sm80", "mma.sync"), ("nvidia-sm90", "wgmma")])
@@ -126,7 +117,7 @@ def test_emulated_f16_matmul_on_tensor_cores(target, unit, tmp_path):
     assert out.dtype == jnp.float16
     ref = np.asarray(a, np.float32) @ np.asarray(b, np.float32)
     np.testing.assert_allclose(np.asarray(out, np.float32), ref, rtol=2e-2, atol=0.1)
-    assert _units(jf.lower(a, b).compile(), tmp_path) == {unit}
+    assert matrix_unit_families(jf.lower(a, b).compile(), tmp_path) == {unit}
 
 
 def test_emulated_nhwc_cnn():
@@ -183,14 +174,6 @@ def test_nhwc_cnn_on_gpu():
     k = jax.random.PRNGKey(2)
     x = _on(dev, jax.random.normal(k, (2, 32, 32, 3)))
     w = _on(dev, jax.random.normal(k, (3, 3, 3, 16)) * 0.2)
-
-    def f(x, w):
-        y = jax.lax.conv_general_dilated(x, w, (1, 1), "SAME",
-                                         dimension_numbers=("NHWC", "HWIO", "NHWC"))
-        y = jax.nn.relu(y)
-        y = jax.lax.reduce_window(y, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
-        return jnp.mean(y, axis=(1, 2))
-
-    out = pj.jit(f, strict=True, options={"allow_tf32": False})(x, w)
-    np.testing.assert_allclose(np.asarray(out), _xla(f, x, w),
+    out = pj.jit(_cnn, strict=True, options={"allow_tf32": False})(x, w)
+    np.testing.assert_allclose(np.asarray(out), _xla(_cnn, x, w),
                                rtol=1e-4, atol=1e-4)

@@ -38,8 +38,6 @@ that file (to regenerate the table).
 """
 
 import hashlib
-import json
-import os
 
 import numpy as np
 import pytest
@@ -51,6 +49,7 @@ from jax._src.internal_test_util import test_harnesses as _th  # noqa: E402
 import polyblocks.jax as pj  # noqa: E402
 from polyblocks import compiler  # noqa: E402
 
+from helpers import OutcomeReport  # noqa: E402
 from jax_harness_expectations import EXPECTED_FAILURES, SKIPS, TOLERANCES  # noqa: E402
 
 DTYPE_ORDER = ("float32", "int32", "float16", "bfloat16", "int8", "int16", "bool")
@@ -160,20 +159,13 @@ def _select():
 
 CASES = _select()
 
-_REPORT = {}
-
-
-def _outcome(name, status, detail=""):
-    _REPORT[name] = {"status": status, "detail": detail[:500]}
+REPORT = OutcomeReport("POLYBLOCKS_JAX_HARNESS_REPORT")
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _write_report():
     yield
-    path = os.environ.get("POLYBLOCKS_JAX_HARNESS_REPORT")
-    if path:
-        with open(path, "w") as f:
-            json.dump(_REPORT, f, indent=1, sort_keys=True)
+    REPORT.write()
 
 
 def _compare(actual, expected, tol):
@@ -197,13 +189,13 @@ def _compare(actual, expected, tol):
 def test_jax_harness(name):
     h = CASES[name]
     if name in SKIPS:
-        _outcome(name, "skip", SKIPS[name])
+        REPORT.record(name, "skip", SKIPS[name])
         pytest.skip(SKIPS[name])
     args = _make_args(h)
     try:
         expected = jax.jit(h.dyn_fun)(*args)
     except Exception as e:  # the harness itself does not run under jax.jit
-        _outcome(name, "skip", f"jax.jit fails: {e}")
+        REPORT.record(name, "skip", f"jax.jit fails: {e}")
         pytest.skip(f"the harness fails under jax.jit: {type(e).__name__}")
     error = None
     try:
@@ -211,15 +203,7 @@ def test_jax_harness(name):
         _compare(actual, expected, TOLERANCES.get(name))
     except Exception as e:
         error = e
-        _outcome(name, "fail", f"{type(e).__name__}: {e}")
+        REPORT.record(name, "fail", f"{type(e).__name__}: {e}")
     finally:
         compiler.clear_memory_cache()
-    if name in EXPECTED_FAILURES:
-        if error is None:
-            _outcome(name, "pass")
-            pytest.fail(f"{name} passes now: remove it from EXPECTED_FAILURES "
-                        f"(it was expected to fail: {EXPECTED_FAILURES[name]})")
-        pytest.xfail(EXPECTED_FAILURES[name])
-    if error is not None:
-        raise error
-    _outcome(name, "pass")
+    REPORT.conclude(name, error, EXPECTED_FAILURES)

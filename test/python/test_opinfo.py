@@ -12,8 +12,6 @@ POLYBLOCKS_OPINFO_REPORT=file.json writes every entry's outcome to that
 file (to regenerate the table).
 """
 
-import json
-import os
 
 import pytest
 import torch
@@ -21,6 +19,7 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from polyblocks import compiler
 
+from helpers import OutcomeReport
 from opinfo_expectations import EXPECTED_FAILURES, SKIPS, TOLERANCES
 
 from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
@@ -35,20 +34,13 @@ for _op in op_db:
     if torch.float32 in _op.supported_dtypes("cpu"):
         OPS.setdefault(_name(_op), _op)
 
-_REPORT = {}
-
-
-def _outcome(name, status, detail=""):
-    _REPORT[name] = {"status": status, "detail": detail[:500]}
+REPORT = OutcomeReport("POLYBLOCKS_OPINFO_REPORT")
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _write_report():
     yield
-    path = os.environ.get("POLYBLOCKS_OPINFO_REPORT")
-    if path:
-        with open(path, "w") as f:
-            json.dump(_REPORT, f, indent=1, sort_keys=True)
+    REPORT.write()
 
 
 def _first_sample(op):
@@ -60,11 +52,11 @@ def _first_sample(op):
 def test_opinfo(name):
     op = OPS[name]
     if name in SKIPS:
-        _outcome(name, "skip", SKIPS[name])
+        REPORT.record(name, "skip", SKIPS[name])
         pytest.skip(SKIPS[name])
     sample = _first_sample(op)
     if sample is None:
-        _outcome(name, "skip", "no float32 sample")
+        REPORT.record(name, "skip", "no float32 sample")
         pytest.skip("no float32 sample")
     flat, spec = tree_flatten((sample.input, sample.args, sample.kwargs))
     tensor_pos = [i for i, v in enumerate(flat) if isinstance(v, torch.Tensor)]
@@ -80,7 +72,7 @@ def test_opinfo(name):
     try:
         expected = fn(*[t.clone() for t in tensors])
     except Exception as e:  # the sample itself is invalid in eager
-        _outcome(name, "skip", f"eager fails: {e}")
+        REPORT.record(name, "skip", f"eager fails: {e}")
         pytest.skip(f"the sample fails in eager: {type(e).__name__}")
     torch._dynamo.reset()
     compiled = torch.compile(fn, backend="polyblocks", fullgraph=True, dynamic=False,
@@ -93,19 +85,9 @@ def test_opinfo(name):
                                    **TOLERANCES.get(name, {}))
     except Exception as e:
         error = e
-        _outcome(name, "fail", f"{type(e).__name__}: {e}")
+        REPORT.record(name, "fail", f"{type(e).__name__}: {e}")
     finally:
         # Release the compiled code (one shared library per graph).
         torch._dynamo.reset()
         compiler.clear_memory_cache()
-    # Expected failures are reported with pytest.xfail (cheap: no traceback
-    # of the dynamo exception to format); an unexpected pass is a failure.
-    if name in EXPECTED_FAILURES:
-        if error is None:
-            _outcome(name, "pass")
-            pytest.fail(f"{name} passes now: remove it from EXPECTED_FAILURES "
-                        f"(it was expected to fail: {EXPECTED_FAILURES[name]})")
-        pytest.xfail(EXPECTED_FAILURES[name])
-    if error is not None:
-        raise error
-    _outcome(name, "pass")
+    REPORT.conclude(name, error, EXPECTED_FAILURES)

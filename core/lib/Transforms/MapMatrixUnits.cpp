@@ -300,34 +300,50 @@ static int64_t tasksOfPanels(int64_t panels) {
   return load(smaller) < load(larger) ? smaller : larger;
 }
 
-/// Sets GemmPlan::aLinear when A's offset is linear in the loops (its
-/// strides from A's static, row-major shape), and aAlongM when its rows are
-/// then one element apart.
-static void setLinearA(linalg::LinalgOp op, const GemmDims &dims,
-                       ArrayRef<int64_t> ranges, GemmPlan &p) {
+/// A's element offset from its base as a linear function of the loops:
+/// a coefficient per loop, then a constant. Each index of A's indexing map
+/// must be such a function (mods, divisions and symbols would add columns)
+/// and every index that varies or is not zero must have a static stride.
+static std::optional<SmallVector<int64_t>>
+linearOffsetOfA(linalg::LinalgOp op) {
   OpOperand *aOperand = op.getDpsInputOperand(0);
   auto aType = cast<MemRefType>(aOperand->get().getType());
+  SmallVector<int64_t> strides;
+  int64_t layoutOffset;
+  if (failed(aType.getStridesAndOffset(strides, layoutOffset)))
+    return std::nullopt;
   AffineMap mapA = op.getMatchingIndexingMap(aOperand);
-  if (!aType.hasStaticShape() || !aType.getLayout().isIdentity())
-    return;
-  // Each index of A as coefficients of the loops and a constant; mods,
-  // divisions and symbols would add columns.
   std::vector<SmallVector<int64_t, 8>> flattened;
   unsigned numDims = mapA.getNumDims();
-  if (failed(getFlattenedAffineExprs(mapA, &flattened)) ||
-      llvm::any_of(flattened, [&](const SmallVector<int64_t, 8> &expr) {
-        return expr.size() != numDims + 1;
-      }))
+  if (failed(getFlattenedAffineExprs(mapA, &flattened)))
+    return std::nullopt;
+  SmallVector<int64_t> linear(numDims + 1, 0);
+  for (auto [r, expr] : llvm::enumerate(flattened)) {
+    if (expr.size() != numDims + 1)
+      return std::nullopt;
+    if (llvm::all_of(expr, [](int64_t c) { return c == 0; }))
+      continue;
+    if (ShapedType::isDynamic(strides[r]))
+      return std::nullopt;
+    for (unsigned d = 0; d <= numDims; ++d)
+      linear[d] += strides[r] * expr[d];
+  }
+  return linear;
+}
+
+/// Sets GemmPlan::aLinear when A (static, row-major) has an offset linear
+/// in the loops, and aAlongM when its rows are then one element apart.
+static void setLinearA(linalg::LinalgOp op, const GemmDims &dims,
+                       ArrayRef<int64_t> ranges, GemmPlan &p) {
+  auto aType = cast<MemRefType>(op.getDpsInputOperand(0)->get().getType());
+  if (!aType.hasStaticShape() || !aType.getLayout().isIdentity())
+    return;
+  std::optional<SmallVector<int64_t>> linear = linearOffsetOfA(op);
+  if (!linear)
     return;
   p.aLinear = true;
-  p.aCoefficients.assign(numDims, 0);
-  int64_t stride = 1;
-  for (int64_t r = mapA.getNumResults() - 1; r >= 0; --r) {
-    for (unsigned d = 0; d < numDims; ++d)
-      p.aCoefficients[d] += stride * flattened[r][d];
-    p.aOffset += stride * flattened[r].back();
-    stride *= aType.getDimSize(r);
-  }
+  p.aCoefficients.assign(linear->begin(), std::prev(linear->end()));
+  p.aOffset += linear->back();
   int64_t expected = 1;
   for (unsigned d : llvm::reverse(dims.m)) {
     if (ranges[d] != 1 && p.aCoefficients[d] != expected)
@@ -342,30 +358,10 @@ static void setLinearA(linalg::LinalgOp op, const GemmDims &dims,
 /// and that loop moves it; none otherwise.
 static std::optional<int64_t> rowStrideOfA(linalg::LinalgOp op,
                                            const GemmDims &dims) {
-  OpOperand *aOperand = op.getDpsInputOperand(0);
-  auto aType = cast<MemRefType>(aOperand->get().getType());
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(aType.getStridesAndOffset(strides, offset)))
+  std::optional<SmallVector<int64_t>> linear = linearOffsetOfA(op);
+  if (!linear || (*linear)[dims.m.back()] == 0)
     return std::nullopt;
-  AffineMap mapA = op.getMatchingIndexingMap(aOperand);
-  std::vector<SmallVector<int64_t, 8>> flattened;
-  if (failed(getFlattenedAffineExprs(mapA, &flattened)))
-    return std::nullopt;
-  int64_t stride = 0;
-  unsigned row = dims.m.back();
-  for (auto [r, expr] : llvm::enumerate(flattened)) {
-    if (expr.size() != mapA.getNumDims() + 1)
-      return std::nullopt;
-    if (expr[row] == 0)
-      continue;
-    if (ShapedType::isDynamic(strides[r]))
-      return std::nullopt;
-    stride += expr[row] * strides[r];
-  }
-  if (stride == 0)
-    return std::nullopt;
-  return stride;
+  return (*linear)[dims.m.back()];
 }
 
 /// Whether `rows` rows `strideBytes` apart, read along together (a register
