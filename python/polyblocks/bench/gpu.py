@@ -258,6 +258,16 @@ def report(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _write(out: Path, header: str, rows: list[dict]) -> None:
+    """gpu.md (the table) and gpu.csv (every field) of ``rows`` under ``out``."""
+    (out / "gpu.md").write_text(header + "\n\n" + report(rows) + "\n")
+    with open(out / "gpu.csv", "w", newline="") as f:
+        keys = sorted({k for r in rows for k in r}, key=lambda k: (k != "case", k))
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        w.writerows(rows)
+
+
 def main(argv=None) -> int:
     from . import models
     p = argparse.ArgumentParser(prog="python -m polyblocks.bench --suite gpu",
@@ -298,6 +308,9 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + args.budget
+    header = (f"GPU benchmarks, {datetime.date.today()}, {torch.cuda.get_device_name()}, "
+              f"torch {torch.__version__} (CUDA {torch.version.cuda}); median of "
+              f"{args.runs} CUDA-event timings after {args.warmup} warm-ups.")
     rows = []
     for name, fn in selected:
         if time.monotonic() > deadline:
@@ -311,18 +324,11 @@ def main(argv=None) -> int:
             rows.append({"case": name,
                          "failure": f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"})
         torch.cuda.synchronize()
-
-    header = (f"GPU benchmarks, {datetime.date.today()}, {torch.cuda.get_device_name()}, "
-              f"torch {torch.__version__} (CUDA {torch.version.cuda}); median of "
-              f"{args.runs} CUDA-event timings after {args.warmup} warm-ups.")
-    table = report(rows)
-    (out / "gpu.md").write_text(header + "\n\n" + table + "\n")
-    with open(out / "gpu.csv", "w", newline="") as f:
-        keys = sorted({k for r in rows for k in r}, key=lambda k: (k != "case", k))
-        w = csv.DictWriter(f, fieldnames=keys)
-        w.writeheader()
-        w.writerows(rows)
-    print(header + "\n\n" + table)
+        # Written after every case: a run killed past its budget (a long
+        # compile of the last case) keeps the rows it finished.
+        _write(out, header, rows)
+    _write(out, header, rows)
+    print(header + "\n\n" + report(rows))
     return 1 if any("failure" in r for r in rows) else 0
 
 
