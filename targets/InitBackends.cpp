@@ -13,6 +13,9 @@
 #ifdef PB_HAVE_NVIDIA_BACKEND
 #include "pb/NVIDIA/NVIDIABackend.h"
 #endif
+#ifdef PB_HAVE_AMD_BACKEND
+#include "pb/AMD/AMDBackend.h"
+#endif
 
 void mlir::pb::registerAllTargetBackends() {
 #ifdef PB_HAVE_CPU_BACKEND
@@ -20,5 +23,8 @@ void mlir::pb::registerAllTargetBackends() {
 #endif
 #ifdef PB_HAVE_NVIDIA_BACKEND
   nvidia::registerNVIDIABackend();
+#endif
+#ifdef PB_HAVE_AMD_BACKEND
+  amd::registerAMDBackend();
 #endif
 }

@@ -32,10 +32,10 @@
 
 #include "pb/Target/TargetDesc.h"
 
-#ifdef PB_HAVE_NVIDIA_EMULATOR
-#include "pb/NVIDIA/Emulator.h"
+#ifdef PB_HAVE_GPU_EMULATOR
+#include "pb/GPU/Emulator.h"
 
-namespace emulator = mlir::pb::nvidia::emulator;
+namespace emulator = mlir::pb::emulator;
 #endif
 
 #include "llvm/Support/JSON.h"
@@ -52,7 +52,7 @@ struct EmulatedExecutable {
   /// The modules' text, kept for as long as the program that parsed it.
   std::vector<ModuleSpec> modules;
   llvm::StringMap<PlanSpec> plans;
-#ifdef PB_HAVE_NVIDIA_EMULATOR
+#ifdef PB_HAVE_GPU_EMULATOR
   std::unique_ptr<emulator::Program> program;
 #endif
   /// Runs are serialized: the emulator's program is not documented as
@@ -66,13 +66,15 @@ void EmulatedExecutableDeleter::operator()(
   delete executable;
 }
 
-#ifdef PB_HAVE_NVIDIA_EMULATOR
-/// The NVIDIA chip whose LLVM CPU name is `arch` ("sm_80", "sm_90a"), or
-/// null.
+#ifdef PB_HAVE_GPU_EMULATOR
+/// The GPU chip whose LLVM CPU name is `arch` ("sm_80", "sm_90a",
+/// "gfx942"), or null.
 static const mlir::pb::ChipDesc *findChip(llvm::StringRef arch) {
   for (const mlir::pb::TargetRegistryEntry &entry :
        mlir::pb::getTargetRegistry())
-    if (entry.chip && entry.chip->vendor == mlir::pb::Vendor::NVIDIA &&
+    if (entry.chip &&
+        (entry.chip->vendor == mlir::pb::Vendor::NVIDIA ||
+         entry.chip->vendor == mlir::pb::Vendor::AMD) &&
         entry.chip->llvmCPU == arch)
       return entry.chip;
   return nullptr;
@@ -85,8 +87,8 @@ static pb_status *getDeviceLimits(llvm::StringRef arch,
   const mlir::pb::ChipDesc *chip = findChip(arch);
   if (!chip)
     return makeStatus(PB_STATUS_UNSUPPORTED,
-                      "the NVIDIA artifact is for architecture '" + arch +
-                          "', which is no NVIDIA chip this library knows");
+                      "the GPU artifact is for architecture '" + arch +
+                          "', which is no GPU chip this library knows");
   const mlir::pb::ComputeLevelDesc *lane =
       chip->getComputeLevel(mlir::pb::ComputeLevelKind::Lane);
   const mlir::pb::MemoryLevelDesc *shared =
@@ -106,13 +108,14 @@ pb_status *
 mlir::pb::runtime::loadEmulatedExecutable(const pb_artifact &artifact,
                                           const llvm::json::Array &entries,
                                           EmulatedExecutablePtr &out) {
-#ifndef PB_HAVE_NVIDIA_EMULATOR
+#ifndef PB_HAVE_GPU_EMULATOR
   (void)artifact;
   (void)entries;
   (void)out;
   return makeStatus(PB_STATUS_UNSUPPORTED,
-                    "this library was built without the NVIDIA kernel "
-                    "emulator (the nvidia target is not built)");
+                    "this library was built without the GPU kernel "
+                    "emulator (neither the nvidia nor the amd target is "
+                    "built)");
 #else
   NvidiaPayload payload;
   if (pb_status *status = parseNvidiaPayload(artifact, entries, payload))
@@ -122,7 +125,7 @@ mlir::pb::runtime::loadEmulatedExecutable(const pb_artifact &artifact,
       return makeStatus(
           PB_STATUS_RUNTIME_ERROR,
           "kernel module '" + module.name +
-              "' of the NVIDIA artifact has no IR for the emulator "
+              "' of the GPU artifact has no IR for the emulator "
               "('emulation_mlir'): the artifact was compiled with "
               "emulation-ir=0; compile it with emulation-ir=1 (the default) "
               "to run it emulated");
@@ -132,7 +135,7 @@ mlir::pb::runtime::loadEmulatedExecutable(const pb_artifact &artifact,
 
   EmulatedExecutablePtr executable(new EmulatedExecutable);
   executable->modules = std::move(payload.modules);
-  // Only the MLIR is used here, not the PTX or cubin.
+  // Only the MLIR is used here, not the PTX, cubin or code object.
   for (ModuleSpec &module : executable->modules)
     module.image = std::string();
   executable->plans = std::move(payload.plans);
@@ -190,7 +193,7 @@ pb_status *
 mlir::pb::runtime::runEmulatedExecutable(EmulatedExecutable &executable,
                                          llvm::StringRef entry,
                                          void *const *buffers) {
-#ifndef PB_HAVE_NVIDIA_EMULATOR
+#ifndef PB_HAVE_GPU_EMULATOR
   (void)executable;
   (void)buffers;
   return makeStatus(PB_STATUS_UNSUPPORTED,

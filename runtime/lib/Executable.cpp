@@ -136,6 +136,10 @@ pb_status *pbExecutableLoad(const pb_artifact *artifact, pb_executable **out) {
       *out = executable.release();
       return nullptr;
     }
+    if (format == "amd-hsaco+plan")
+      return makeStatus(PB_STATUS_UNSUPPORTED,
+                        "AMD artifacts (format amd-hsaco+plan) cannot be run "
+                        "yet: this runtime has no HIP executor (docs/AMD.md)");
     if (format != "elf-shared-object")
       return makeStatus(PB_STATUS_UNSUPPORTED,
                         "artifacts of format '" + format +
@@ -176,10 +180,11 @@ pb_status *pbExecutableLoadEmulated(const pb_artifact *artifact,
     const llvm::json::Array *entries = nullptr;
     if (pb_status *status = readMetadata(*artifact, metadata, format, entries))
       return status;
-    if (format != "nvidia-ptx+plan")
+    if (format != "nvidia-ptx+plan" && format != "amd-hsaco+plan")
       return makeStatus(PB_STATUS_UNSUPPORTED,
-                        "only NVIDIA artifacts (format nvidia-ptx+plan) run "
-                        "in the emulator; this artifact's format is '" +
+                        "only NVIDIA and AMD artifacts (format "
+                        "nvidia-ptx+plan or amd-hsaco+plan) run in the "
+                        "emulator; this artifact's format is '" +
                             format + "' (load it with pbExecutableLoad)");
     auto executable = std::make_unique<pb_executable>();
     if (pb_status *status =

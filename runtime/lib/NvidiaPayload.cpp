@@ -76,7 +76,11 @@ mlir::pb::runtime::parseNvidiaPayload(const pb_artifact &artifact,
         module ? module->getString("name") : std::nullopt;
     std::optional<llvm::StringRef> ptx =
         module ? module->getString("ptx") : std::nullopt;
-    if (!name || !ptx)
+    // AMD artifacts (amd-hsaco+plan, same plan) carry code objects instead;
+    // the emulator reads their kernels' IR only.
+    std::optional<llvm::StringRef> hsaco =
+        module ? module->getString("hsaco_base64") : std::nullopt;
+    if (!name || (!ptx && !hsaco))
       return makeStatus(PB_STATUS_RUNTIME_ERROR,
                         "malformed kernel module in the NVIDIA artifact");
     if (!moduleNames.insert(*name).second)
@@ -104,8 +108,10 @@ mlir::pb::runtime::parseNvidiaPayload(const pb_artifact &artifact,
                 "' is not base64: " + llvm::toString(std::move(error)));
       spec.image.assign(bytes.begin(), bytes.end());
       spec.kind = "cubin";
-    } else {
+    } else if (ptx) {
       spec.image = ptx->str();
+    } else {
+      spec.kind = "hsaco";
     }
     out.modules.push_back(std::move(spec));
   }

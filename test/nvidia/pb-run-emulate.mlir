@@ -21,9 +21,9 @@
 // MM: mm: output 0 f16 [64,64]
 // MM: OK mm: 4096 values match the reference
 
-// CPU: pb-run: error: only NVIDIA artifacts (format nvidia-ptx+plan) run in the emulator; this artifact's format is 'elf-shared-object'
+// CPU: pb-run: error: only NVIDIA and AMD artifacts (format nvidia-ptx+plan or amd-hsaco+plan) run in the emulator; this artifact's format is 'elf-shared-object'
 
-// OFF: pb-run: error: kernel module '{{.*}}' of the NVIDIA artifact has no IR for the emulator ('emulation_mlir'): the artifact was compiled with emulation-ir=0
+// OFF: pb-run: error: kernel module '{{.*}}' of the GPU artifact has no IR for the emulator ('emulation_mlir'): the artifact was compiled with emulation-ir=0
 
 func.func @softmax(%x: tensor<16x128xf32>) -> tensor<16x128xf32> {
   %e = tensor.empty() : tensor<16x128xf32>

@@ -149,7 +149,7 @@ def test_emulated_load_of_a_cpu_artifact_is_unsupported():
     with pytest.raises(UnsupportedError) as info:
         art.executable(emulate=True)
     assert info.value.code == StatusCode.UNSUPPORTED
-    assert "only NVIDIA artifacts" in info.value.message
+    assert "only NVIDIA and AMD artifacts" in info.value.message
     assert "'elf-shared-object'" in info.value.message
 
 

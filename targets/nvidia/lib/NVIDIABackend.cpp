@@ -6,12 +6,12 @@
 //
 // S4 lowers the contractions S3 tagged for a warp-level matrix unit into
 // tensor-core kernels (pb-nvidia-lower-matrix-units), maps S3's parallel
-// loops onto blocks and threads
-// (pb-nvidia-prepare-parallel, pb-nvidia-map-to-gpu), outlines every launch
+// loops onto blocks and threads with the shared GPU layer (targets/gpu:
+// pb-gpu-prepare-parallel, pb-gpu-map-to-gpu), outlines every launch
 // into a kernel of its own GPU module (upstream gpu-kernel-outlining),
 // attaches the chip's NVVM target (chip and PTX features from the .td),
 // keeps each kernel module's IR for the emulator when asked to
-// (pb-nvidia-keep-emulation-ir) and lowers the kernels to the NVVM/LLVM
+// (pb-gpu-keep-emulation-ir) and lowers the kernels to the NVVM/LLVM
 // dialects with bare-pointer arguments.
 // The host functions stay as they are: buffers, views and gpu.launch_func in
 // order, which S5 describes as the launch plan (Emit.cpp).
@@ -44,19 +44,19 @@ static std::string getS4Pipeline(const ChipDesc &chip,
   // state their alignment (which the emulator checks) and before NVVM
   // lowering turns nvgpu/nvvm operations into inline PTX.
   llvm::StringRef keepEmulationIR =
-      options.emulationIR ? "pb-nvidia-keep-emulation-ir," : "";
+      options.emulationIR ? "pb-gpu-keep-emulation-ir," : "";
   return llvm::formatv(
              "pb-approximate-math,"
              "func.func(pb-nvidia-lower-matrix-units),"
              "convert-linalg-to-affine-loops,"
-             "func.func(pb-nvidia-prepare-parallel),lower-affine,"
-             "func.func(pb-nvidia-map-to-gpu,pb-nvidia-estimate-launches),"
+             "func.func(pb-gpu-prepare-parallel),lower-affine,"
+             "func.func(pb-gpu-map-to-gpu,pb-gpu-estimate-launches),"
              "gpu-kernel-outlining,"
-             "pb-nvidia-check-launch-limits,{0},"
+             "pb-gpu-check-launch-limits,{0},"
              // A parallel loop left inside a kernel (a thread's own loop)
              // runs sequentially: nested scf.for, as convert-scf-to-cf
              // would make it, before the emulator's copy is taken.
-             "gpu.module(pb-nvidia-set-occupancy,pb-nvidia-align-vector-"
+             "gpu.module(pb-nvidia-set-occupancy,pb-gpu-align-vector-"
              "accesses,scf-parallel-for-to-nested-fors,{1}"
              "convert-nvgpu-to-nvvm,"
              "convert-vector-to-scf,convert-scf-to-cf,convert-vector-to-llvm,"
@@ -81,6 +81,7 @@ static void addNVIDIAS4Pipeline(OpPassManager &pm, const ChipDesc &chip,
 
 void mlir::pb::nvidia::registerNVIDIABackend() {
   static bool registered = [] {
+    gpucommon::registerGPUCommonPasses();
     registerPBNVIDIAPasses();
     PassPipelineRegistration<>(
         "pb-nvidia-s4",

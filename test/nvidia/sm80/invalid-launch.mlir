@@ -1,4 +1,4 @@
-// RUN: pb-opt --target=nvidia-sm80 %s -pb-nvidia-check-launch-limits -split-input-file -verify-diagnostics
+// RUN: pb-opt --target=nvidia-sm80 %s -pb-gpu-check-launch-limits -split-input-file -verify-diagnostics
 // Launches beyond the A100's limits (targets/nvidia/SM80.td) are errors.
 
 // 2048 threads per block: 32 warps x 32 lanes is the most.

@@ -32,7 +32,7 @@ def PB_Dialect : Dialect {
     /// Unit attribute on an affine.for whose iterations are independent,
     /// proven before a transformation (tiling) made that harder to see, or
     /// by construction (set by pb-tile and pb-promote-to-scratchpad, read by
-    /// pb-mark-parallel and pb-nvidia-prepare-parallel).
+    /// pb-mark-parallel and pb-gpu-prepare-parallel).
     static constexpr ::llvm::StringLiteral kParallelAttrName = "pb.parallel";
     /// String attribute on a linalg contraction naming the target's matrix
     /// unit that S4 lowers it onto (set by pb-map-matrix-units for

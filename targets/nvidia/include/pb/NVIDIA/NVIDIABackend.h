@@ -7,6 +7,7 @@
 #ifndef PB_NVIDIA_NVIDIABACKEND_H
 #define PB_NVIDIA_NVIDIABACKEND_H
 
+#include "pb/GPU/GPUCommon.h"
 #include "pb/Target/Backend.h"
 #include "pb/Target/TargetDesc.h"
 #include "pb/Transforms/Roofline.h"
@@ -30,36 +31,10 @@ namespace mlir::pb::nvidia {
 #define GEN_PASS_REGISTRATION
 #include "pb/NVIDIA/Passes.h.inc"
 
-/// The launch limits of a GPU chip, read from its compute and memory levels.
-struct LaunchLimits {
-  /// Lanes per warp (the Lane level's fixed count).
-  int64_t warpSize = 0;
-  /// Threads per block: warps per block (the Subgroup level's maximum) times
-  /// the warp size.
-  int64_t maxThreadsPerBlock = 0;
-  /// Blocks along the grid's x dimension (the Block level's maximum), or 0
-  /// when the chip states no limit.
-  int64_t maxBlocksPerGrid = 0;
-  /// Bytes of shared memory one block may use (the Scratchpad level).
-  int64_t sharedBytesPerBlock = 0;
-};
-
-/// The limits of `chip`; an error on `op` when the chip lacks a level they
-/// come from.
-FailureOr<LaunchLimits> getLaunchLimits(Operation *op, const ChipDesc &chip);
-
-/// Clones into `launch` the host-side ops whose values it uses, transitively,
-/// when they are views of buffers (subview, reshapes, casts), globals'
-/// addresses or pure region-free ops, so that the kernel's arguments are
-/// whole buffers (the launch plan's terms). Upstream's
-/// sinkOperationsIntoLaunchOp keeps a view whose source the kernel does not
-/// use directly.
-void sinkIntoLaunch(gpu::LaunchOp launch);
-
-/// One line describing a launch's estimate (explain remarks, pb-compile
-/// --estimate): bytes, FLOPs, shape, occupancy, waves and times.
-std::string describeEstimate(const Work &work, const LaunchShape &shape,
-                             const LaunchEstimate &estimate);
+// The shared GPU layer's helpers, used by the tensor-core kernels.
+using gpucommon::getLaunchLimits;
+using gpucommon::LaunchLimits;
+using gpucommon::sinkIntoLaunch;
 
 /// S5: the PTX of every kernel (assembled into a cubin when ptxas is found)
 /// and the launch plan of every entry, as one JSON document. (One thread;
