@@ -199,16 +199,30 @@ static FailureOr<MfmaPlan> planKernel(linalg::LinalgOp op,
     why = "C is neither f32 nor of A's type";
     return failure();
   }
-  // Tiles: 2 x 2 wavefronts of MI x NI units.
+  // Tiles: 2 x 2 wavefronts of MI x NI units, fewer units per wavefront
+  // (along the larger of M and N first) while there are fewer blocks than
+  // the chip has compute units.
   if (p.m <= unit.m)
     p.mi = 1;
   if (p.n <= unit.n)
     p.ni = 1;
-  p.bm = kWavesM * p.mi * unit.m;
-  p.bn = kWavesN * p.ni * unit.n;
-  p.tilesM = llvm::divideCeil(p.m, p.bm);
-  p.tilesN = llvm::divideCeil(p.n, p.bn);
-  p.blocks = p.batch * p.tilesM * p.tilesN;
+  const ComputeLevelDesc *grid = chip.getComputeLevel(ComputeLevelKind::Grid);
+  int64_t units = grid ? grid->physicalUnits : 0;
+  auto countBlocks = [&] {
+    p.bm = kWavesM * p.mi * unit.m;
+    p.bn = kWavesN * p.ni * unit.n;
+    p.tilesM = llvm::divideCeil(p.m, p.bm);
+    p.tilesN = llvm::divideCeil(p.n, p.bn);
+    p.blocks = p.batch * p.tilesM * p.tilesN;
+  };
+  countBlocks();
+  while (p.blocks < units && (p.mi > 1 || p.ni > 1)) {
+    if (p.mi > 1 && (p.m >= p.n || p.ni == 1))
+      p.mi = 1;
+    else
+      p.ni = 1;
+    countBlocks();
+  }
   p.threads = kWavesM * kWavesN * p.waveSize;
   if (limits.maxBlocksPerGrid && p.blocks > limits.maxBlocksPerGrid) {
     why = "more blocks than the grid allows";

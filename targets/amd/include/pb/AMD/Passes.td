@@ -23,7 +23,8 @@ def PBAMDLowerMatrixUnitsPass
     (batch..., N, K), where A and B may omit batch loops (a linear layer's
     weight); a 1-d grid of block tiles (batch x M tiles x N tiles, N
     fastest), four wavefronts per block as 2 x 2 wave tiles of 2 x 2 units
-    (1 x 1 when M or N is no larger than a unit), K tiles of 32 elements
+    (1 along M or N when it is no larger than a unit, or while there are
+    fewer blocks than the chip's compute units), K tiles of 32 elements
     copied by the whole block into LDS (16-byte loads where the rows allow,
     zero outside the operands; B kept K-contiguous), each unit's operands
     read from LDS in the unit's register layout, `amdgpu.mfma`
