@@ -57,10 +57,12 @@ class Options:
                   (NVIDIA targets). None (default): as PyTorch allows it,
                   torch.backends.cuda.matmul.allow_tf32 for matmuls and
                   torch.backends.cudnn.allow_tf32 for convolutions.
-    emulate:      run an explicit "nvidia-sm80"/"nvidia-sm90" target's
-                  kernels on the CPU through the kernel emulator (graphs on
-                  CPU tensors; slow, with compute-sanitizer's checks: for
-                  testing the GPU back end without a GPU).
+    emulate:      run an explicit "nvidia-sm80"/"nvidia-sm90"/"amd-gfx90a"/
+                  "amd-gfx942" target's kernels on the CPU through the
+                  kernel emulator (graphs on CPU tensors; slow, with
+                  compute-sanitizer's checks: for testing the GPU back ends
+                  without a GPU; AMD targets run only this way, as no HIP
+                  executor exists yet).
     """
 
     target: str = "auto"
@@ -119,11 +121,18 @@ def resolve_target(target: str, device: torch.device,
     and Options.emulate)."""
     gpu = target.startswith("nvidia-")
     if emulate:
-        if not gpu or target == "nvidia-auto" or device.type != "cpu":
-            raise Unsupported(f"emulate needs an explicit NVIDIA target "
-                              f"(nvidia-sm80, nvidia-sm90) and CPU tensors, "
-                              f"not target '{target}' on {device}")
+        if (not target.startswith(("nvidia-", "amd-")) or target == "nvidia-auto"
+                or device.type != "cpu"):
+            raise Unsupported(f"emulate needs an explicit NVIDIA or AMD target "
+                              f"(nvidia-sm80, nvidia-sm90, amd-gfx90a, "
+                              f"amd-gfx942) and CPU tensors, not target "
+                              f"'{target}' on {device}")
         return target
+    if target.startswith("amd-") or (device.type == "cuda" and torch.version.hip):
+        raise Unsupported("AMD GPUs: PolyBlocks compiles for them but has no "
+                          "HIP executor yet to run the code (docs/AMD.md); "
+                          "emulate=True runs an explicit amd-gfx90a or "
+                          "amd-gfx942 target's kernels on the CPU")
     if target == "auto":
         if device.type == "cpu":
             return "cpu-host"
