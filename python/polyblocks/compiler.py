@@ -113,9 +113,28 @@ def format_options(options: str | Mapping[str, Any] | None) -> str:
     return ",".join(sorted(items))
 
 
+# The AMD chips PolyBlocks has, by the architecture name ROCm reports.
+_AMD_CHIPS = {"gfx90a": "amd-gfx90a", "gfx942": "amd-gfx942"}
+
+
 def resolve_target(target: str) -> str:
     """``target`` with "nvidia-auto" replaced by the current CUDA device's
-    chip: compute capability 9.x -> "nvidia-sm90", 8.x -> "nvidia-sm80"."""
+    chip: compute capability 9.x -> "nvidia-sm90", 8.x -> "nvidia-sm80";
+    "amd-auto" by the current ROCm device's (gfx90a, gfx942)."""
+    if target == "amd-auto":
+        if not (torch.cuda.is_available() and torch.version.hip):
+            raise PolyBlocksError(
+                StatusCode.INVALID_ARGUMENT,
+                "target 'amd-auto' needs a ROCm device, but torch has none "
+                "(a ROCm build of torch with a visible AMD GPU)")
+        arch = torch.cuda.get_device_properties(torch.cuda.current_device()).gcnArchName
+        chip = _AMD_CHIPS.get(arch.split(":")[0])
+        if chip is None:
+            raise _capi.UnsupportedError(
+                StatusCode.UNSUPPORTED,
+                f"target 'amd-auto': the ROCm device is {arch}; PolyBlocks "
+                f"supports {', '.join(sorted(_AMD_CHIPS))}")
+        return chip
     if target != "nvidia-auto":
         return target
     if not torch.cuda.is_available():
@@ -209,7 +228,7 @@ class Artifact:
     def executable(self, emulate: bool = False) -> "Executable":
         """The artifact's code loaded into this process (loaded once).
 
-        ``emulate=True`` (NVIDIA artifacts only) loads it with the C API's
+        ``emulate=True`` (NVIDIA and AMD artifacts only) loads it with the C API's
         pbExecutableLoadEmulated instead: the kernels run on the CPU in the
         kernel emulator, which checks out-of-bounds and misaligned accesses,
         shared-memory races and barriers as compute-sanitizer does; the
@@ -264,12 +283,13 @@ class Executable:
     def __init__(self, artifact: Artifact, emulate: bool = False):
         self.artifact = artifact
         self.emulated = bool(emulate)
-        nvidia = artifact.metadata.get("format") == "nvidia-ptx+plan"
-        self.cuda = nvidia and not self.emulated
+        gpu = artifact.metadata.get("format") in ("nvidia-ptx+plan", "amd-hsaco+plan")
+        # torch's "cuda" device: CUDA, or HIP on ROCm builds.
+        self.cuda = gpu and not self.emulated
         # GPU kernels, on the GPU or emulated, read their buffers with the
         # chip's widest vector accesses.
-        self._aligned_buffers = nvidia
-        # NVIDIA code is loaded into the context current on this thread
+        self._aligned_buffers = gpu
+        # GPU code is loaded into the context current on this thread
         # (PyTorch's for its current device, initialized here first).
         if self.cuda and torch.cuda.is_available():
             self.device = torch.device("cuda", torch.cuda.current_device())

@@ -9,7 +9,7 @@
 // plan: buffers (the entry's arguments, then temporaries with their sizes)
 // and kernel launches in order. This file loads the modules through the CUDA
 // driver API and runs a plan on the caller's device buffers and stream (the
-// payload is read by NvidiaPayload.cpp, which the emulated executable
+// payload is read by GpuPayload.cpp, which the emulated executable
 // shares).
 //
 // The driver (libcuda.so.1) is opened with dlopen when the first NVIDIA
@@ -247,8 +247,8 @@ mlir::pb::runtime::loadCudaExecutable(const pb_artifact &artifact,
                                       const llvm::json::Array &entries,
                                       CudaExecutablePtr &out) {
   // Everything the payload states is checked before the driver is opened.
-  NvidiaPayload payload;
-  if (pb_status *status = parseNvidiaPayload(artifact, entries, payload))
+  GpuPayload payload;
+  if (pb_status *status = parseGpuPayload(artifact, entries, payload))
     return status;
   const Driver *driver = nullptr;
   if (pb_status *status = getDriver(driver))

@@ -7,7 +7,7 @@
 // pbExecutableLoadEmulated: an NVIDIA artifact's launch plans run on the
 // host, each launch by the kernel emulator (targets/nvidia/emulator) on the
 // kernel modules' MLIR that S4 kept in the payload ("emulation_mlir"). The
-// plan is the same one the CUDA executable runs (NvidiaPayload.cpp reads
+// plan is the same one the CUDA executable runs (GpuPayload.cpp reads
 // it for both): the caller's buffers, here host pointers, then temporaries,
 // here host memory, and the launches in order, here one after another on
 // the calling thread.
@@ -117,8 +117,8 @@ mlir::pb::runtime::loadEmulatedExecutable(const pb_artifact &artifact,
                     "emulator (neither the nvidia nor the amd target is "
                     "built)");
 #else
-  NvidiaPayload payload;
-  if (pb_status *status = parseNvidiaPayload(artifact, entries, payload))
+  GpuPayload payload;
+  if (pb_status *status = parseGpuPayload(artifact, entries, payload))
     return status;
   for (const ModuleSpec &module : payload.modules)
     if (!module.emulationIR)

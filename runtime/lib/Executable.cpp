@@ -9,8 +9,8 @@
 // in-memory file (memfd), so loading writes nothing to disk, and each entry
 // is called through its packed wrapper `__pb_entry_<name>(void **buffers)`.
 // NVIDIA artifacts (format nvidia-ptx+plan) are loaded and run by
-// CudaExecutable.cpp, or on the CPU by EmulatedExecutable.cpp
-// (pbExecutableLoadEmulated).
+// CudaExecutable.cpp, AMD ones (amd-hsaco+plan) by HipExecutable.cpp, and
+// both on the CPU by EmulatedExecutable.cpp (pbExecutableLoadEmulated).
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +42,8 @@ struct pb_executable {
   llvm::StringMap<Entry> entries;
   /// Set for NVIDIA artifacts (then `handle` and `entries` are unused).
   CudaExecutablePtr cuda;
+  /// Set for AMD artifacts (likewise).
+  HipExecutablePtr hip;
   /// Set for NVIDIA artifacts loaded for the emulator (likewise).
   EmulatedExecutablePtr emulated;
   ~pb_executable() {
@@ -136,10 +138,14 @@ pb_status *pbExecutableLoad(const pb_artifact *artifact, pb_executable **out) {
       *out = executable.release();
       return nullptr;
     }
-    if (format == "amd-hsaco+plan")
-      return makeStatus(PB_STATUS_UNSUPPORTED,
-                        "AMD artifacts (format amd-hsaco+plan) cannot be run "
-                        "yet: this runtime has no HIP executor (docs/AMD.md)");
+    if (format == "amd-hsaco+plan") {
+      auto executable = std::make_unique<pb_executable>();
+      if (pb_status *status =
+              loadHipExecutable(*artifact, *entries, executable->hip))
+        return status;
+      *out = executable.release();
+      return nullptr;
+    }
     if (format != "elf-shared-object")
       return makeStatus(PB_STATUS_UNSUPPORTED,
                         "artifacts of format '" + format +
@@ -225,6 +231,16 @@ pb_status *pbExecutableRun(pb_executable *executable, const char *entry,
       if (pb_status *status = checkBuffers(expected))
         return status;
       return runCudaExecutable(*executable->cuda, entry, buffers, stream);
+    }
+    if (executable->hip) {
+      size_t expected = 0;
+      if (!hasHipEntry(*executable->hip, entry, expected))
+        return makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                          llvm::Twine("no entry named '") + entry +
+                              "' in this executable");
+      if (pb_status *status = checkBuffers(expected))
+        return status;
+      return runHipExecutable(*executable->hip, entry, buffers, stream);
     }
     if (executable->emulated) {
       size_t expected = 0;

@@ -78,7 +78,7 @@ template <typename Fn> pb_status *guard(Fn &&body) {
   }
 }
 
-/// A kernel launch as an NVIDIA payload states it.
+/// A kernel launch as a GPU payload states it.
 struct LaunchSpec {
   std::string module, kernel;
   unsigned grid[3], block[3];
@@ -100,25 +100,25 @@ struct PlanSpec {
 /// One kernel module.
 struct ModuleSpec {
   std::string name;
-  std::string image; // a cubin, or PTX (null-terminated when used)
+  std::string image; // a cubin, PTX (null-terminated when used) or an
+                     // AMDGPU code object
   const char *kind;
   /// Its MLIR before NVVM lowering, for the emulator; absent in artifacts
   /// compiled with emulation-ir=0.
   std::optional<std::string> emulationIR;
 };
-/// The payload of an nvidia-ptx+plan artifact, checked.
-struct NvidiaPayload {
+/// The payload of an nvidia-ptx+plan or amd-hsaco+plan artifact, checked.
+struct GpuPayload {
   std::string arch;
   std::vector<ModuleSpec> modules;
   llvm::StringMap<PlanSpec> plans;
 };
 /// Reads and checks the payload (kernel modules and launch plans) of an
-/// NVIDIA artifact whose metadata lists `entries`: every index, size and
+/// GPU artifact whose metadata lists `entries`: every index, size and
 /// name it refers to is in range before anything is loaded
-/// (NvidiaPayload.cpp).
-pb_status *parseNvidiaPayload(const pb_artifact &artifact,
-                              const llvm::json::Array &entries,
-                              NvidiaPayload &out);
+/// (GpuPayload.cpp).
+pb_status *parseGpuPayload(const pb_artifact &artifact,
+                           const llvm::json::Array &entries, GpuPayload &out);
 
 /// A loaded nvidia-ptx+plan artifact (CudaExecutable.cpp).
 struct CudaExecutable;
@@ -141,6 +141,26 @@ bool hasCudaEntry(const CudaExecutable &executable, llvm::StringRef entry,
 /// buffers, in order on `stream` (a CUstream; NULL is the default stream).
 pb_status *runCudaExecutable(CudaExecutable &executable, llvm::StringRef entry,
                              void *const *buffers, void *stream);
+
+/// A loaded amd-hsaco+plan artifact (HipExecutable.cpp).
+struct HipExecutable;
+struct HipExecutableDeleter {
+  void operator()(HipExecutable *executable) const;
+};
+using HipExecutablePtr = std::unique_ptr<HipExecutable, HipExecutableDeleter>;
+
+/// Opens the HIP runtime (libamdhip64, at the first call) and loads the
+/// artifact's code objects and launch plans; `entries` are the metadata's.
+pb_status *loadHipExecutable(const pb_artifact &artifact,
+                             const llvm::json::Array &entries,
+                             HipExecutablePtr &out);
+/// Whether `entry` exists, and how many buffers it takes.
+bool hasHipEntry(const HipExecutable &executable, llvm::StringRef entry,
+                 size_t &numBuffers);
+/// Launches the plan of `entry` (which exists) on the caller's device
+/// buffers, in order on `stream` (a hipStream_t; NULL is the null stream).
+pb_status *runHipExecutable(HipExecutable &executable, llvm::StringRef entry,
+                            void *const *buffers, void *stream);
 
 /// An nvidia-ptx+plan artifact loaded into the kernel emulator
 /// (EmulatedExecutable.cpp).

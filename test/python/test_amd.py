@@ -3,10 +3,11 @@
 resnet18 and bert_base as the torch frontend emits them compile for
 amd-gfx942 into AMDGPU code objects (one per kernel, code object version 5,
 no scratch) with a launch plan whose launches name them; the f16 model's
-contractions run on MFMA. No HIP executor exists yet: loading an AMD
-artifact for a device is UNSUPPORTED with a clear message, and the torch
-backend refuses AMD targets unless emulate=True (test_emulator.py runs
-AMD kernels in the emulator)."""
+contractions run on MFMA. Without ROCm, loading an AMD artifact for a
+device fails with a clear error (test_hip_stub.py tests the HIP executor
+against a stand-in runtime); the torch backend picks "amd-auto" for a ROCm
+build's GPU tensors and runs AMD targets on CPU tensors only with
+emulate=True (test_emulator.py runs AMD kernels in the emulator)."""
 
 import base64
 import json
@@ -21,7 +22,6 @@ import torch
 import torch.nn as nn
 
 import polyblocks
-from polyblocks._capi import UnsupportedError
 from polyblocks.bench import models
 
 from helpers import artifact_file, compile_strict
@@ -124,17 +124,42 @@ def test_half_linear_layers_run_on_mfma(tmp_path):
     assert ir.count("amdgpu.mfma") >= 2
 
 
-def test_loading_for_a_device_is_unsupported():
+def test_loading_without_rocm_is_a_clear_error():
+    found = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True,
+                           text=True).stdout if os.path.exists("/sbin/ldconfig") else ""
+    if "libamdhip64" in found:
+        pytest.skip("this machine has a HIP runtime")
     art = polyblocks.compile(ADD, target="amd-gfx90a", cache=False)
     assert art.metadata["format"] == "amd-hsaco+plan"
-    with pytest.raises(UnsupportedError) as info:
+    assert art.metadata["buffer_alignment"] == 16
+    with pytest.raises(polyblocks.PolyBlocksError) as info:
         art.executable()
-    assert "no HIP executor" in info.value.message
+    assert "libamdhip64.so not found" in info.value.message
 
 
-def test_torch_backend_refuses_amd_targets_without_emulation():
-    model = nn.Linear(8, 4).eval()
-    with pytest.raises(Exception) as info, torch.no_grad():
-        torch._dynamo.reset()
-        compile_strict(model, target="amd-gfx942")(torch.randn(2, 8))
-    assert "no HIP executor" in str(info.value)
+def test_torch_backend_targets(monkeypatch):
+    from polyblocks.torch import Unsupported
+    from polyblocks.torch.backend import resolve_target
+    gpu = torch.device("cuda", 0)
+    with pytest.raises(Unsupported, match="needs CUDA"):
+        resolve_target("amd-gfx942", torch.device("cpu"))
+    assert resolve_target("amd-gfx942", torch.device("cpu"), emulate=True) == "amd-gfx942"
+    with pytest.raises(Unsupported, match="explicit NVIDIA or AMD target"):
+        resolve_target("amd-auto", torch.device("cpu"), emulate=True)
+    # A ROCm build of torch: its "cuda" tensors are on an AMD GPU.
+    monkeypatch.setattr(torch.version, "hip", "6.2.0", raising=False)
+    assert resolve_target("auto", gpu) == "amd-auto"
+    assert resolve_target("amd-gfx90a", gpu) == "amd-gfx90a"
+    with pytest.raises(Unsupported, match="not an AMD target"):
+        resolve_target("nvidia-sm90", gpu)
+    monkeypatch.setattr(torch.version, "hip", None, raising=False)
+    assert resolve_target("auto", gpu) == "nvidia-auto"
+    with pytest.raises(Unsupported, match="not an NVIDIA target"):
+        resolve_target("amd-gfx942", gpu)
+
+
+def test_amd_auto_needs_a_rocm_device():
+    if torch.cuda.is_available() and torch.version.hip:
+        pytest.skip("this machine has a ROCm device")
+    with pytest.raises(polyblocks.PolyBlocksError, match="needs a ROCm device"):
+        polyblocks.compile(ADD, target="amd-auto", cache=False)

@@ -43,8 +43,9 @@ class Options:
 
     target:       PolyBlocks target. "auto" (default): "cpu-host" for graphs
                   on CPU tensors, "nvidia-auto" (the current device's chip)
-                  for graphs on CUDA tensors. An explicit target must match
-                  the graph's device ("nvidia-*" for CUDA, else CPU);
+                  for graphs on CUDA tensors, "amd-auto" on a ROCm build's
+                  GPU tensors. An explicit target must match the graph's
+                  device ("nvidia-*" for CUDA, "amd-*" for ROCm, else CPU);
                   otherwise the graph runs in eager (an error with strict).
     strict:       raise NotImplementedError instead of falling back to eager.
     fusion:       S3 fusion on/off (ablation; None = compiler default).
@@ -61,8 +62,7 @@ class Options:
                   "amd-gfx942" target's kernels on the CPU through the
                   kernel emulator (graphs on CPU tensors; slow, with
                   compute-sanitizer's checks: for testing the GPU back ends
-                  without a GPU; AMD targets run only this way, as no HIP
-                  executor exists yet).
+                  without a GPU).
     """
 
     target: str = "auto"
@@ -119,32 +119,30 @@ def resolve_target(target: str, device: torch.device,
                    emulate: bool = False) -> str:
     """The PolyBlocks target for a graph on ``device`` (see Options.target
     and Options.emulate)."""
-    gpu = target.startswith("nvidia-")
     if emulate:
-        if (not target.startswith(("nvidia-", "amd-")) or target == "nvidia-auto"
-                or device.type != "cpu"):
+        if (not target.startswith(("nvidia-", "amd-"))
+                or target in ("nvidia-auto", "amd-auto") or device.type != "cpu"):
             raise Unsupported(f"emulate needs an explicit NVIDIA or AMD target "
                               f"(nvidia-sm80, nvidia-sm90, amd-gfx90a, "
                               f"amd-gfx942) and CPU tensors, not target "
                               f"'{target}' on {device}")
         return target
-    if target.startswith("amd-") or (device.type == "cuda" and torch.version.hip):
-        raise Unsupported("AMD GPUs: PolyBlocks compiles for them but has no "
-                          "HIP executor yet to run the code (docs/AMD.md); "
-                          "emulate=True runs an explicit amd-gfx90a or "
-                          "amd-gfx942 target's kernels on the CPU")
+    # torch's "cuda" device is a ROCm (HIP) one on ROCm builds of torch.
+    rocm = device.type == "cuda" and bool(torch.version.hip)
+    vendor, prefix = ("AMD", "amd-") if rocm else ("NVIDIA", "nvidia-")
+    gpu = target.startswith(("nvidia-", "amd-"))
     if target == "auto":
         if device.type == "cpu":
             return "cpu-host"
         if device.type == "cuda":
-            return "nvidia-auto"
+            return prefix + "auto"
         raise Unsupported(f"no PolyBlocks target for tensors on {device}")
-    if device.type == "cuda" and not gpu:
+    if device.type == "cuda" and not target.startswith(prefix):
         raise Unsupported(f"the graph runs on {device}, but target '{target}' "
-                          f"is not an NVIDIA target")
+                          f"is not an {vendor} target")
     if device.type != "cuda" and gpu:
-        raise Unsupported(f"target '{target}' needs CUDA tensors; the graph "
-                          f"runs on {device}")
+        raise Unsupported(f"target '{target}' needs CUDA (or ROCm) tensors; "
+                          f"the graph runs on {device}")
     return target
 
 

@@ -1,12 +1,15 @@
-//===- NvidiaPayload.cpp - Reading nvidia-ptx+plan payloads ---------------===//
+//===- GpuPayload.cpp - Reading nvidia-ptx+plan and amd-hsaco+plan payloads
+//===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
 //
-// The payload of an NVIDIA artifact (targets/nvidia/lib/Emit.cpp states its
-// schema) is read and checked once here, for both of its loaders: the CUDA
-// executable (CudaExecutable.cpp) and the emulated one
+// The payload of a GPU artifact (targets/nvidia/lib/Emit.cpp and
+// targets/amd/lib/Emit.cpp state their schemas: kernel modules as PTX and
+// cubins or as AMDGPU code objects, and the same launch plans) is read and
+// checked once here, for its loaders: the CUDA executable
+// (CudaExecutable.cpp), the HIP one (HipExecutable.cpp) and the emulated one
 // (EmulatedExecutable.cpp). Every index, size and name a plan refers to is
 // checked before either loader uses it, so that neither reads out of range
 // on a damaged or hand-written payload.
@@ -48,15 +51,14 @@ static size_t getTensorBytes(const llvm::json::Value &value) {
   return bytes;
 }
 
-pb_status *
-mlir::pb::runtime::parseNvidiaPayload(const pb_artifact &artifact,
-                                      const llvm::json::Array &entries,
-                                      NvidiaPayload &out) {
+pb_status *mlir::pb::runtime::parseGpuPayload(const pb_artifact &artifact,
+                                              const llvm::json::Array &entries,
+                                              GpuPayload &out) {
   llvm::Expected<llvm::json::Value> payload =
       llvm::json::parse(artifact.payload);
   if (!payload)
     return makeStatus(PB_STATUS_RUNTIME_ERROR,
-                      "the NVIDIA artifact's payload is not JSON: " +
+                      "the GPU artifact's payload is not JSON: " +
                           llvm::toString(payload.takeError()));
   const llvm::json::Object *root = payload->getAsObject();
   const llvm::json::Array *modules = root ? root->getArray("modules") : nullptr;
@@ -65,7 +67,7 @@ mlir::pb::runtime::parseNvidiaPayload(const pb_artifact &artifact,
       root ? root->getString("arch") : std::nullopt;
   if (!modules || !plans || !arch)
     return makeStatus(PB_STATUS_RUNTIME_ERROR,
-                      "the NVIDIA artifact's payload lacks 'arch', 'modules' "
+                      "the GPU artifact's payload lacks 'arch', 'modules' "
                       "or 'entries'");
   out.arch = arch->str();
 
@@ -82,10 +84,10 @@ mlir::pb::runtime::parseNvidiaPayload(const pb_artifact &artifact,
         module ? module->getString("hsaco_base64") : std::nullopt;
     if (!name || (!ptx && !hsaco))
       return makeStatus(PB_STATUS_RUNTIME_ERROR,
-                        "malformed kernel module in the NVIDIA artifact");
+                        "malformed kernel module in the GPU artifact");
     if (!moduleNames.insert(*name).second)
       return makeStatus(PB_STATUS_RUNTIME_ERROR,
-                        "the NVIDIA artifact has two kernel modules named '" +
+                        "the GPU artifact has two kernel modules named '" +
                             *name + "'");
     // The cubin when the compiler had ptxas, else the PTX (which the driver
     // compiles for the device).
@@ -111,7 +113,14 @@ mlir::pb::runtime::parseNvidiaPayload(const pb_artifact &artifact,
     } else if (ptx) {
       spec.image = ptx->str();
     } else {
-      spec.kind = "hsaco";
+      std::vector<char> bytes;
+      if (llvm::Error error = llvm::decodeBase64(*hsaco, bytes))
+        return makeStatus(
+            PB_STATUS_RUNTIME_ERROR,
+            "the code object of kernel module '" + *name +
+                "' is not base64: " + llvm::toString(std::move(error)));
+      spec.image.assign(bytes.begin(), bytes.end());
+      spec.kind = "code object";
     }
     out.modules.push_back(std::move(spec));
   }
@@ -140,16 +149,15 @@ mlir::pb::runtime::parseNvidiaPayload(const pb_artifact &artifact,
         entry ? entry->getArray("launches") : nullptr;
     if (!name || !buffers || !launches)
       return makeStatus(PB_STATUS_RUNTIME_ERROR,
-                        "malformed entry plan in the NVIDIA artifact");
+                        "malformed entry plan in the GPU artifact");
     auto count = callerBytes.find(*name);
     if (count == callerBytes.end())
       return makeStatus(PB_STATUS_RUNTIME_ERROR,
-                        "the NVIDIA artifact plans entry '" + *name +
+                        "the GPU artifact plans entry '" + *name +
                             "', which its metadata does not list");
     if (out.plans.count(*name))
       return makeStatus(PB_STATUS_RUNTIME_ERROR,
-                        "the NVIDIA artifact plans entry '" + *name +
-                            "' twice");
+                        "the GPU artifact plans entry '" + *name + "' twice");
     auto malformed = [&](const llvm::Twine &what) {
       return makeStatus(PB_STATUS_RUNTIME_ERROR,
                         "malformed plan of entry '" + *name + "': " + what);
@@ -212,7 +220,7 @@ mlir::pb::runtime::parseNvidiaPayload(const pb_artifact &artifact,
   for (const auto &count : callerBytes)
     if (!out.plans.count(count.getKey()))
       return makeStatus(PB_STATUS_RUNTIME_ERROR,
-                        "the NVIDIA artifact has no plan for entry '" +
+                        "the GPU artifact has no plan for entry '" +
                             count.getKey() + "'");
   return nullptr;
 }
