@@ -1,5 +1,4 @@
-//===- InitBackends.cpp - Register every built vendor backend
-//--------------===//
+//===- InitBackends.cpp - Register every built vendor backend -------------===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

@@ -1,5 +1,4 @@
-//===- Executable.cpp - Loading and running artifacts
-//-----------------------===//
+//===- Executable.cpp - Loading and running artifacts ---------------------===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

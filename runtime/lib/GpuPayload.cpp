@@ -1,4 +1,4 @@
-//===- GpuPayload.cpp - Reading nvidia-ptx+plan and amd-hsaco+plan payloads
+//===- GpuPayload.cpp - Reading the payloads of GPU artifacts -------------===//
 //===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception

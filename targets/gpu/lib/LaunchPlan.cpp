@@ -1,5 +1,4 @@
-//===- LaunchPlan.cpp - S5's launch plan and its estimate
-//------------------===//
+//===- LaunchPlan.cpp - S5's launch plan and its estimate -----------------===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

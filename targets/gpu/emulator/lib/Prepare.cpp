@@ -1,5 +1,4 @@
-//===- Prepare.cpp - Turning a kernel into Code
-//-----------------------------===//
+//===- Prepare.cpp - Turning a kernel into Code ---------------------------===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

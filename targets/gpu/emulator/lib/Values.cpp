@@ -1,5 +1,4 @@
-//===- Values.cpp - Element kinds, conversions, combinations
-//----------------===//
+//===- Values.cpp - Element kinds, conversions, combinations --------------===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

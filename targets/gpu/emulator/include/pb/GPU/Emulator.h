@@ -1,18 +1,22 @@
-//===- Emulator.h - Running NVIDIA kernels on the host ---------*- C++ -*-===//
+//===- Emulator.h - Running GPU kernels on the host ------------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
 //
 // An emulator of S4's kernels: it runs the GPU modules as they are before
-// NVVM lowering (gpu, nvgpu and nvvm operations on arith/math/memref/vector/
-// scf) on the CPU with CUDA's semantics, one fiber per GPU thread, and
+// NVVM or ROCDL lowering (gpu, nvgpu, nvvm and amdgpu operations on
+// arith/math/memref/vector/scf) on the CPU with CUDA's semantics (a warp is
+// the chip's Lane count: 32 lanes, or an AMD wavefront of 64), one fiber per
+// GPU thread, and
 // checks what compute-sanitizer checks: out-of-bounds global and shared
 // accesses, shared-memory races, misaligned vector/cp.async/ldmatrix
 // addresses, barriers not reached by every thread, cp.async destinations
 // read before their wait. The warp- and warpgroup-collective operations
 // (ldmatrix, mma.sync, wgmma.mma_async) are implemented from the PTX ISA
-// text, independently of the code that generates the kernels.
+// text, independently of the code that generates the kernels; amdgpu.mfma
+// from AMD's register layouts of the single-block MFMA shapes, which the
+// MFMA kernels of targets/amd follow too (docs/AMD.md).
 //
 //===----------------------------------------------------------------------===//
 
