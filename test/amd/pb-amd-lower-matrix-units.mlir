@@ -6,11 +6,14 @@
 // wavefronts of 64, K tiles of 32 copied into LDS by 8-element vector
 // stores between barriers, four amdgpu.mfma per K tile on a vector<16xf32>
 // accumulator carried by the K loop. An f16 convolution tagged for the same
-// unit is no plain (M, N, K) contraction: it loses its tag and stays a
-// linalg op for the loop mapping, with the reason as a remark.
+// unit becomes an implicit GEMM: M = n x oh x ow (64), K = kh x kw x c
+// (144), its input's rows gathered through the map (oh + kh, ow + kw) by
+// affine.apply while the K tiles are copied (8-element copies: 16
+// channels per window position). pb-amd-lower-matrix-units-fallback.mlir
+// has an op the kernel does not take.
 
 // CHECK: remark: pb-explain: matrix units: linalg.generic on MFMA_F32_32x32x8_F16: batch 1, MxNxK 64x96x64; block tile 64x64x32 (2 blocks of 256 work-items, 1x1 units per wavefront), 9216 B of LDS
-// CHECK: remark: pb-explain: matrix units: MFMA_F32_32x32x8_F16 not used: not a contraction of two buffers into one
+// CHECK: remark: pb-explain: matrix units: linalg.conv_2d_nhwc_hwcf on MFMA_F32_32x32x8_F16: batch 1, MxNxK 64x32x144; block tile 64x64x32 (1 blocks of 256 work-items, 1x1 units per wavefront), 9216 B of LDS, copies of 8 and 8 elements
 // CHECK-LABEL: func.func @mm
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}}) threads({{.*}}) in ({{.*}} = %c256, {{.*}}) dynamic_shared_memory_size %c9216_i32
 // CHECK: gpu.dynamic_shared_memory
@@ -21,9 +24,11 @@
 // CHECK-COUNT-4: amdgpu.mfma 32x32x8 {{.*}} : vector<4xf16>, vector<4xf16>, vector<16xf32>
 // CHECK-NOT: linalg.generic
 // CHECK-LABEL: func.func @conv
-// CHECK-NOT: gpu.launch
-// CHECK: linalg.conv_2d_nhwc_hwcf
-// CHECK-NOT: pb.matrix_unit
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c256, {{.*}}) dynamic_shared_memory_size %c9216_i32
+// CHECK: affine.apply
+// CHECK: vector.load {{.*}} : memref<1x10x10x16xf16>, vector<8xf16>
+// CHECK: amdgpu.mfma 32x32x8
+// CHECK-NOT: linalg.conv_2d_nhwc_hwcf
 
 func.func @mm(%a: tensor<64x64xf16>, %b: tensor<64x96xf16>) -> tensor<64x96xf32> {
   %zero = arith.constant 0.0 : f32

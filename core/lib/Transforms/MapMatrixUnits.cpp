@@ -131,21 +131,25 @@ static const MatrixUnitDesc *findCooperativeUnit(const ChipDesc &chip,
                                                  bool warpgroups) {
   if (a != b || a == ElementType::F64)
     return nullptr;
-  ElementType want = a;
+  auto largest = [&](ElementType want) {
+    const MatrixUnitDesc *best = nullptr;
+    for (const MatrixUnitDesc *unit : chip.matrixUnits) {
+      if (!isCooperativeScope(unit->scope, warpgroups) || unit->aType != want ||
+          unit->bType != want || unit->cType != ElementType::F32)
+        continue;
+      if (!best || unit->m * unit->n * unit->k > best->m * best->n * best->k)
+        best = unit;
+    }
+    return best;
+  };
+  // f32 operands: a unit that multiplies f32 exactly (AMD's f32 MFMA) needs
+  // no permission; one that reads them as tf32 needs allow-tf32.
   if (a == ElementType::F32) {
-    if (!allowTF32)
-      return nullptr;
-    want = ElementType::TF32;
+    if (const MatrixUnitDesc *exact = largest(ElementType::F32))
+      return exact;
+    return allowTF32 ? largest(ElementType::TF32) : nullptr;
   }
-  const MatrixUnitDesc *best = nullptr;
-  for (const MatrixUnitDesc *unit : chip.matrixUnits) {
-    if (!isCooperativeScope(unit->scope, warpgroups) || unit->aType != want ||
-        unit->bType != want || unit->cType != ElementType::F32)
-      continue;
-    if (!best || unit->m * unit->n * unit->k > best->m * best->n * best->k)
-      best = unit;
-  }
-  return best;
+  return largest(a);
 }
 
 /// The GEMM roles of `op`'s loops, or failure with the reason in `why`.

@@ -26,6 +26,7 @@
 #include "pb/Transforms/Passes.h"
 #include "pb/Transforms/Roofline.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -40,20 +41,22 @@ using namespace mlir::pb;
 
 /// Wavefronts per block along M and N; K elements per LDS tile.
 static constexpr int64_t kWavesM = 2, kWavesN = 2, kTileK = 32;
-/// LDS row padding in elements (8 bytes of 16-bit elements): rows of
-/// kTileK + 4 elements put the 32 lanes reading one row each in different
-/// banks pairs.
+/// LDS row padding in elements (8 bytes of 16-bit elements, 16 of f32):
+/// rows of kTileK + 4 elements spread the lanes that read one row each over
+/// the banks.
 static constexpr int64_t kPad = 4;
 
 namespace {
 /// How one tagged contraction maps onto the kernel.
 struct MfmaPlan {
   const MatrixUnitDesc *unit = nullptr;
-  /// Loop positions of M, N, K and the batch loops (C's leading loops).
-  unsigned mLoop = 0, nLoop = 0, kLoop = 0;
-  SmallVector<unsigned> batchLoops;
+  /// Loop positions: N; the M loops (outermost first, flattened into one
+  /// M), the K loops (in B's order, flattened into one K) and the batch
+  /// loops.
+  unsigned nLoop = 0;
+  SmallVector<unsigned> mLoops, kLoops, batchLoops;
   SmallVector<int64_t> ranges;
-  int64_t m = 0, n = 0, k = 0, batch = 1;
+  int64_t m = 1, n = 0, k = 1, batch = 1;
   /// B indexed (..., n, k) rather than (..., k, n).
   bool bNK = false;
   /// Units per wave along M and N.
@@ -97,67 +100,86 @@ static FailureOr<MfmaPlan> planKernel(linalg::LinalgOp op,
     return failure();
   }
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() != 1 || !op.hasPureBufferSemantics()) {
+      !op.hasPureBufferSemantics()) {
     why = "not a contraction of two buffers into one";
     return failure();
   }
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   AffineMap aMap = maps[0], bMap = maps[1], cMap = maps[2];
-  for (AffineMap map : maps)
+  for (AffineMap map : {bMap, cMap})
     for (unsigned i = 0; i < map.getNumResults(); ++i)
       if (getLoop(map, i) < 0) {
-        why = "an operand is not indexed by plain loop indices";
+        why = "B or C is not indexed by plain loop indices";
         return failure();
       }
-  unsigned cRank = cMap.getNumResults();
-  if (cRank < 2 || aMap.getNumResults() < 2 || bMap.getNumResults() < 2) {
+  unsigned aRank = aMap.getNumResults(), bRank = bMap.getNumResults(),
+           cRank = cMap.getNumResults();
+  if (cRank < 2 || aRank < 2 || bRank < 2) {
     why = "C, A or B has fewer than two dimensions";
     return failure();
   }
-  p.mLoop = getLoop(cMap, cRank - 2);
-  p.nLoop = getLoop(cMap, cRank - 1);
-  unsigned aRank = aMap.getNumResults(), bRank = bMap.getNumResults();
-  p.kLoop = getLoop(aMap, aRank - 1);
-  if (getLoop(aMap, aRank - 2) != int(p.mLoop) ||
-      op.getIteratorTypesArray()[p.kLoop] != utils::IteratorType::reduction) {
-    why = "A is not indexed (batch..., M, K)";
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<unsigned> bLoops, cLoops;
+  for (unsigned i = 0; i < bRank; ++i)
+    bLoops.push_back(getLoop(bMap, i));
+  for (unsigned i = 0; i < cRank; ++i)
+    cLoops.push_back(getLoop(cMap, i));
+  p.nLoop = cLoops.back();
+  // K: the reduction loops in B's order; B is (batch..., K..., N) or
+  // (batch..., N, K...).
+  for (unsigned loop : bLoops)
+    if (iterators[loop] == utils::IteratorType::reduction)
+      p.kLoops.push_back(loop);
+  if (p.kLoops.empty() || p.kLoops.size() != op.getNumReductionLoops()) {
+    why = "a reduction loop does not index B";
     return failure();
   }
-  if (getLoop(bMap, bRank - 2) == int(p.kLoop) &&
-      getLoop(bMap, bRank - 1) == int(p.nLoop)) {
+  unsigned numBatch = bRank - p.kLoops.size() - 1;
+  ArrayRef<unsigned> bRest = ArrayRef<unsigned>(bLoops).drop_front(numBatch);
+  if (bRest.back() == p.nLoop && bRest.drop_back() == ArrayRef(p.kLoops)) {
     p.bNK = false;
-  } else if (getLoop(bMap, bRank - 2) == int(p.nLoop) &&
-             getLoop(bMap, bRank - 1) == int(p.kLoop)) {
+  } else if (bRest.front() == p.nLoop &&
+             bRest.drop_front() == ArrayRef(p.kLoops)) {
     p.bNK = true;
   } else {
-    why = "B is not indexed (batch..., K, N) or (batch..., N, K)";
+    why = "B is not indexed (batch..., K..., N) or (batch..., N, K...)";
     return failure();
   }
-  // Batch loops: C's leading loops; A's and B's leading loops must be some
-  // of them, in C's order.
-  for (unsigned i = 0; i + 2 < cRank; ++i)
-    p.batchLoops.push_back(getLoop(cMap, i));
-  for (auto [map, rank] : {std::pair(aMap, aRank), std::pair(bMap, bRank)}) {
-    unsigned next = 0;
-    for (unsigned i = 0; i + 2 < rank; ++i) {
-      int loop = getLoop(map, i);
-      while (next < p.batchLoops.size() && int(p.batchLoops[next]) != loop)
-        ++next;
-      if (next == p.batchLoops.size()) {
-        why = "an operand's leading dimensions are not C's batch loops";
-        return failure();
-      }
-      ++next;
+  // Batch: B's leading loops, which C and A start with too; M: C's loops
+  // between them and N.
+  p.batchLoops.assign(bLoops.begin(), bLoops.begin() + numBatch);
+  if (cRank < numBatch + 2 || ArrayRef<unsigned>(cLoops).take_front(numBatch) !=
+                                  ArrayRef(p.batchLoops)) {
+    why = "C is not indexed (batch..., M..., N)";
+    return failure();
+  }
+  p.mLoops.assign(cLoops.begin() + numBatch, cLoops.end() - 1);
+  // A: the batch loops, then any affine function of the M and K loops whose
+  // innermost is B's innermost K loop (a convolution's oh * s + kh: an
+  // implicit GEMM).
+  for (unsigned i = 0; i < numBatch; ++i)
+    if (getLoop(aMap, i) != int(p.batchLoops[i])) {
+      why = "A is not indexed by the batch loops first";
+      return failure();
     }
+  if (getLoop(aMap, aRank - 1) != int(p.kLoops.back())) {
+    why = "A's innermost dimension is not the innermost K loop";
+    return failure();
+  }
+  if (aMap.isFunctionOfDim(p.nLoop)) {
+    why = "A depends on the N loop";
+    return failure();
   }
   p.ranges = op.getStaticLoopRanges();
   if (llvm::any_of(p.ranges, ShapedType::isDynamic)) {
     why = "dynamic sizes";
     return failure();
   }
-  p.m = p.ranges[p.mLoop];
   p.n = p.ranges[p.nLoop];
-  p.k = p.ranges[p.kLoop];
+  for (unsigned loop : p.mLoops)
+    p.m *= p.ranges[loop];
+  for (unsigned loop : p.kLoops)
+    p.k *= p.ranges[loop];
   for (unsigned loop : p.batchLoops)
     p.batch *= p.ranges[loop];
   // The body: C += A * B, operands possibly widened to C's type first.
@@ -191,8 +213,8 @@ static FailureOr<MfmaPlan> planKernel(linalg::LinalgOp op,
   std::optional<ElementType> a = getTargetElementType(p.elem);
   std::optional<ElementType> b = getTargetElementType(bType.getElementType());
   if (!a || !b || *a != unit.aType || *b != unit.bType ||
-      p.elem.getIntOrFloatBitWidth() != 16) {
-    why = "A and B are not of the unit's 16-bit element types";
+      !(p.elem.isF16() || p.elem.isBF16() || p.elem.isF32())) {
+    why = "A and B are not of the unit's element types (f16, bf16, f32)";
     return failure();
   }
   if (!p.cElem.isF32() && p.cElem != p.elem) {
@@ -228,11 +250,14 @@ static FailureOr<MfmaPlan> planKernel(linalg::LinalgOp op,
     why = "more blocks than the grid allows";
     return failure();
   }
-  int64_t elementBytes = 2;
+  int64_t elementBytes = p.elem.getIntOrFloatBitWidth() / 8;
   int64_t vec = 16 / elementBytes;
-  if (p.k % vec == 0 && hasUnitInnerStride(aType))
+  // A chunk of `vec` elements along K stays within one run of the
+  // innermost K loop.
+  int64_t innerK = p.ranges[p.kLoops.back()];
+  if (innerK % vec == 0 && hasUnitInnerStride(aType))
     p.vecA = vec;
-  if ((p.bNK ? p.k : p.n) % vec == 0 && hasUnitInnerStride(bType))
+  if ((p.bNK ? innerK : p.n) % vec == 0 && hasUnitInnerStride(bType))
     p.vecB = vec;
   p.sharedBytes = (p.bm + p.bn) * (kTileK + kPad) * elementBytes;
   const MemoryLevelDesc *lds = chip.getMemoryLevel(MemoryKind::Scratchpad);
@@ -269,6 +294,10 @@ private:
                    function_ref<Value()> otherwise, Type type);
   /// The operand's indices for loop values `loops` (its map's results).
   SmallVector<Value> indicesOf(unsigned operand, ArrayRef<Value> loops);
+  /// The loops' values at flat row (M), column (N) and K indices.
+  SmallVector<Value> loopValues(std::optional<Value> row,
+                                std::optional<Value> column,
+                                std::optional<Value> k);
   /// Copies K tile `k0` of A (rows m0..) or B into its LDS tile.
   void copyTile(bool isA, Value k0);
   void copyTileB(Value k0);
@@ -296,9 +325,46 @@ SmallVector<Value> KernelBuilder::indicesOf(unsigned operand,
                                             ArrayRef<Value> loops) {
   AffineMap map = op.getIndexingMapsArray()[operand];
   SmallVector<Value> indices;
-  for (unsigned i = 0; i < map.getNumResults(); ++i)
-    indices.push_back(loops[getLoop(map, i)]);
+  SmallVector<Value> operands;
+  for (unsigned i = 0; i < map.getNumResults(); ++i) {
+    int loop = getLoop(map, i);
+    if (loop >= 0) {
+      indices.push_back(loops[loop]);
+      continue;
+    }
+    // An affine function of the loops (A of an implicit GEMM); loops it
+    // does not use are 0.
+    if (operands.empty())
+      for (Value v : loops)
+        operands.push_back(v ? v : idx(0));
+    indices.push_back(affine::AffineApplyOp::create(
+        b, AffineMap::get(map.getNumDims(), 0, map.getResult(i)), operands));
+  }
   return indices;
+}
+
+SmallVector<Value> KernelBuilder::loopValues(std::optional<Value> row,
+                                             std::optional<Value> column,
+                                             std::optional<Value> k) {
+  SmallVector<Value> loops(p.ranges.size(), Value());
+  for (auto [j, loop] : llvm::enumerate(p.batchLoops))
+    loops[loop] = batchIdx[j];
+  // A flat index into the loops it flattens, innermost fastest.
+  auto split = [&](ArrayRef<unsigned> which, Value flat) {
+    for (unsigned i = which.size(); i-- > 0;) {
+      int64_t extent = p.ranges[which[i]];
+      loops[which[i]] = i ? rem(flat, extent) : flat;
+      if (i)
+        flat = div(flat, extent);
+    }
+  };
+  if (row)
+    split(p.mLoops, *row);
+  if (column)
+    loops[p.nLoop] = *column;
+  if (k)
+    split(p.kLoops, *k);
+  return loops;
 }
 
 /// A: rows m0 .. m0 + bm, columns k0 .. k0 + kTileK into aTile[row][k];
@@ -331,12 +397,8 @@ void KernelBuilder::copyTile(bool isA, Value k0) {
     Value kk = alongK ? i : o;
     Value gRow = add(base, row), gK = add(k0, kk);
     auto loadAt = [&](Value r, Value k) {
-      SmallVector<Value> loops(p.ranges.size(), Value());
-      for (auto [j, loop] : llvm::enumerate(p.batchLoops))
-        loops[loop] = batchIdx[j];
-      loops[p.mLoop] = loops[p.nLoop] = r;
-      loops[p.kLoop] = k;
-      return indicesOf(operand, loops);
+      return indicesOf(operand, isA ? loopValues(r, std::nullopt, k)
+                                    : loopValues(std::nullopt, r, k));
     };
     // In bounds: the row (or, along M/N, the first element) and the
     // chunk's K range.
@@ -427,7 +489,8 @@ void KernelBuilder::build() {
   bTile = memref::ViewOp::create(
       b,
       MemRefType::get({p.bn, row}, p.elem, MemRefLayoutAttrInterface(), space),
-      lds, idx(p.bm * row * 2), ValueRange{});
+      lds, idx(p.bm * row * (p.elem.getIntOrFloatBitWidth() / 8)),
+      ValueRange{});
 
   // Lane coordinates in the unit's layouts.
   int64_t groups = 64 / unit.m;
@@ -437,7 +500,14 @@ void KernelBuilder::build() {
   Value laneGroup = div(lane, unit.m);
   Value laneK = mul(laneGroup, perLane);
   auto accType = VectorType::get({accPerLane}, b.getF32Type());
-  auto fragType = VectorType::get({perLane}, p.elem);
+  // One element per lane (the f32 unit) is a scalar operand.
+  Type fragType = perLane == 1 ? p.elem : VectorType::get({perLane}, p.elem);
+  auto loadFragment = [&](Value tile, Value row, Value k) -> Value {
+    if (perLane == 1)
+      return memref::LoadOp::create(b, tile, ValueRange{row, k});
+    return vector::LoadOp::create(b, cast<VectorType>(fragType), tile,
+                                  ValueRange{row, k});
+  };
   // The (row, column) of C that accumulator element j of unit (i, jn)
   // holds.
   auto cCoord = [&](int64_t i, int64_t jn, int64_t j) {
@@ -447,12 +517,7 @@ void KernelBuilder::build() {
     return std::pair(r, c);
   };
   auto cIndices = [&](Value r, Value c) {
-    SmallVector<Value> loops(p.ranges.size(), Value());
-    for (auto [j, loop] : llvm::enumerate(p.batchLoops))
-      loops[loop] = batchIdx[j];
-    loops[p.mLoop] = r;
-    loops[p.nLoop] = c;
-    return indicesOf(2, loops);
+    return indicesOf(2, loopValues(r, c, std::nullopt));
   };
   Value cMem = op.getDpsInitOperand(0)->get();
 
@@ -497,13 +562,11 @@ void KernelBuilder::build() {
       Value k = add(laneK, ks * unit.k);
       SmallVector<Value> aFrag, bFrag;
       for (int64_t i = 0; i < p.mi; ++i)
-        aFrag.push_back(vector::LoadOp::create(
-            b, fragType, aTile,
-            ValueRange{add(add(waveRow, i * unit.m), laneRow), k}));
+        aFrag.push_back(
+            loadFragment(aTile, add(add(waveRow, i * unit.m), laneRow), k));
       for (int64_t jn = 0; jn < p.ni; ++jn)
-        bFrag.push_back(vector::LoadOp::create(
-            b, fragType, bTile,
-            ValueRange{add(add(waveCol, jn * unit.n), laneRow), k}));
+        bFrag.push_back(
+            loadFragment(bTile, add(add(waveCol, jn * unit.n), laneRow), k));
       for (int64_t i = 0; i < p.mi; ++i)
         for (int64_t jn = 0; jn < p.ni; ++jn) {
           Value &acc = current[i * p.ni + jn];

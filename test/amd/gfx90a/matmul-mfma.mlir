@@ -13,8 +13,9 @@
 // batch loop B does not use, K = 72: a partial last K tile) become MFMA
 // kernels of four wavefronts whose operand tiles are staged in LDS by
 // 16-byte stores (ds_write_b128) between barriers and read as the units'
-// fragments (ds_read_b64, ds_read2_b64); the f32 matmul has no unit (f32 MFMA is not
-// chosen without allow-tf32) and runs as loops. The code objects use no
+// fragments (ds_read_b64, ds_read2_b64); the f32 matmul runs on the f32
+// unit, which multiplies f32 exactly (no allow-tf32 needed). The code
+// objects use no
 // scratch. In the emulator, whose amdgpu.mfma implements the units'
 // register layouts over 64 lanes, all three match a cpu-host build
 // (pipeline=reference) within the f16 and bf16 tolerances.
@@ -24,6 +25,7 @@
 // CHECK: launch mm_f16_kernel grid [768, 1, 1] block [64, 1, 1] shared 0 args [2]
 // CHECK-NEXT: launch mm_f16_kernel grid [12, 1, 1] block [256, 1, 1] shared 9216 args [2, 0, 1]
 // CHECK: entry mm_f32
+// CHECK: launch mm_f32_kernel grid [21, 1, 1] block [256, 1, 1] shared 9216 args [2, 0, 1]
 // CHECK: entry linear_bf16
 // CHECK: launch linear_bf16_kernel grid [4, 1, 1] block [256, 1, 1] shared 9216 args [2, 0, 1]
 // CHECK: // module mm_f16_kernel
@@ -33,7 +35,8 @@
 // CHECK: ds_read{{2?}}_b64
 // CHECK: v_mfma_f32_32x32x8f16
 // CHECK: // module mm_f32_kernel
-// CHECK-NOT: v_mfma
+// CHECK: // module mm_f32_kernel_{{[0-9]+}}
+// CHECK: v_mfma_f32_16x16x4f32
 // CHECK: // module linear_bf16_kernel_{{[0-9]+}}
 // CHECK: v_mfma_f32_32x32x8bf16_1k
 

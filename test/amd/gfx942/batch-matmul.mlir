@@ -3,16 +3,19 @@
 // RUN: %amd_artifact %t.pbart --notes | FileCheck %s --check-prefix=NOTES
 // RUN: pb-compile %s --target=cpu-host --options=pipeline=reference -o %t.ref.pbart
 // RUN: pb-run --emulate %t.pbart --check-against=%t.ref.pbart | FileCheck %s --check-prefix=EMU
-// batch-matmul through S1-S5 for amd-gfx942 (an f32 batch matmul (no f32 MFMA is chosen for f32 operands): loops
-// mapped onto work-items): code objects whose
-// kernels use no scratch (no spills) and at most the 512 VGPRs of
-// GFX942.td's register file, and whose kernels, run in the emulator
-// (wavefronts of 64), match a cpu-host build (pipeline=reference).
+// batch-matmul through S1-S5 for amd-gfx942 (an f32 batch matmul on the f32
+// MFMA unit (v_mfma_f32_16x16x4_f32, which multiplies f32 exactly), its
+// operand tiles staged in LDS): code objects whose kernels use no scratch (no
+// spills) and at most the 512 VGPRs of GFX942.td's register file, and whose
+// kernels, run in the emulator (wavefronts of 64), match a cpu-host build
+// (pipeline=reference).
 
 // CHECK: arch gfx942
-// CHECK: launch bmm_kernel grid [192, 1, 1] block [64, 1, 1] shared 0 args [2, 0, 1]
-// CHECK-NOT: v_mfma
+// CHECK: launch bmm_kernel grid [192, 1, 1] block [64, 1, 1] shared 0 args [2]
+// CHECK-NEXT: launch bmm_kernel grid [16, 1, 1] block [256, 1, 1] shared 9216 args [2, 0, 1]
 // CHECK: global_load_dwordx4
+// CHECK: s_barrier
+// CHECK: v_mfma_f32_16x16x4_f32
 
 // NOTES: amdhsa.kernels:
 // NOTES-NOT: .private_segment_fixed_size: {{[1-9]}}

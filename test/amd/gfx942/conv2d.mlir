@@ -3,17 +3,19 @@
 // RUN: %amd_artifact %t.pbart --notes | FileCheck %s --check-prefix=NOTES
 // RUN: pb-compile %s --target=cpu-host --options=pipeline=reference -o %t.ref.pbart
 // RUN: pb-run --emulate %t.pbart --check-against=%t.ref.pbart | FileCheck %s --check-prefix=EMU
-// conv2d through S1-S5 for amd-gfx942 (a 3x3 NHWC convolution in f32: the input window staged in LDS,
-// s_barrier between its stores and reads): code objects whose
-// kernels use no scratch (no spills) and at most the 512 VGPRs of
-// GFX942.td's register file, and whose kernels, run in the emulator
-// (wavefronts of 64), match a cpu-host build (pipeline=reference).
+// conv2d through S1-S5 for amd-gfx942 (a 3x3 NHWC convolution in f32 as an
+// implicit GEMM on the f32 MFMA unit: M = n x oh x ow, K = kh x kw x c, the
+// input's windows gathered into LDS): code objects whose kernels use no
+// scratch (no spills) and at most the 512 VGPRs of GFX942.td's register file,
+// and whose kernels, run in the emulator (wavefronts of 64), match a cpu-host
+// build (pipeline=reference).
 
 // CHECK: arch gfx942
-// CHECK: launch conv_kernel grid [784, 1, 1] block [192, 1, 1] shared 960 args [0, 1, 2]
-// CHECK: ds_write_b32
+// CHECK: launch conv_kernel grid [784, 1, 1] block [64, 1, 1] shared 0 args [2]
+// CHECK-NEXT: launch conv_kernel grid [7, 1, 1] block [256, 1, 1] shared 9216 args [2, 0, 1]
+// CHECK: global_load_dwordx4
 // CHECK: s_barrier
-// CHECK: ds_read2_b32
+// CHECK: v_mfma_f32_16x16x4_f32
 
 // NOTES: amdhsa.kernels:
 // NOTES-NOT: .private_segment_fixed_size: {{[1-9]}}

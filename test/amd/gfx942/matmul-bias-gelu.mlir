@@ -3,17 +3,19 @@
 // RUN: %amd_artifact %t.pbart --notes | FileCheck %s --check-prefix=NOTES
 // RUN: pb-compile %s --target=cpu-host --options=pipeline=reference -o %t.ref.pbart
 // RUN: pb-run --emulate %t.pbart --check-against=%t.ref.pbart | FileCheck %s --check-prefix=EMU
-// matmul-bias-gelu through S1-S5 for amd-gfx942 (matmul + bias + GELU in f32: one fused kernel, its reduction
-// through LDS): code objects whose
-// kernels use no scratch (no spills) and at most the 512 VGPRs of
-// GFX942.td's register file, and whose kernels, run in the emulator
-// (wavefronts of 64), match a cpu-host build (pipeline=reference).
+// matmul-bias-gelu through S1-S5 for amd-gfx942 (matmul + bias + GELU in f32:
+// the matmul on the f32 MFMA unit, the bias and GELU a kernel of their own
+// after it (epilogues are not fused yet)): code objects whose kernels use no
+// scratch (no spills) and at most the 512 VGPRs of GFX942.td's register file,
+// and whose kernels, run in the emulator (wavefronts of 64), match a cpu-host
+// build (pipeline=reference).
 
 // CHECK: arch gfx942
-// CHECK: launch dense_gelu_kernel grid [384, 1, 1] block [64, 1, 1] shared 272 args [0, 3, 1, 2]
+// CHECK: launch dense_gelu_kernel grid [384, 1, 1] block [64, 1, 1] shared 0 args [3]
+// CHECK-NEXT: launch dense_gelu_kernel grid [12, 1, 1] block [256, 1, 1] shared 9216 args [3, 0, 1]
+// CHECK-NEXT: launch dense_gelu_kernel grid [192, 1, 1] block [64, 1, 1] shared 0 args [3, 2]
 // CHECK-NOT: launch
-// CHECK: ds_write_b32
-// CHECK: ds_read2_b32
+// CHECK: v_mfma_f32_16x16x4_f32
 
 // NOTES: amdhsa.kernels:
 // NOTES-NOT: .private_segment_fixed_size: {{[1-9]}}

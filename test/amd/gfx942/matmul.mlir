@@ -3,15 +3,17 @@
 // RUN: %amd_artifact %t.pbart --notes | FileCheck %s --check-prefix=NOTES
 // RUN: pb-compile %s --target=cpu-host --options=pipeline=reference -o %t.ref.pbart
 // RUN: pb-run --emulate %t.pbart --check-against=%t.ref.pbart | FileCheck %s --check-prefix=EMU
-// matmul through S1-S5 for amd-gfx942 (an f32 matmul on work-items (1024 per workgroup, from the .td's
-// 16 wavefronts of 64)): code objects whose
-// kernels use no scratch (no spills) and at most the 512 VGPRs of
-// GFX942.td's register file, and whose kernels, run in the emulator
+// matmul through S1-S5 for amd-gfx942 (an f32 matmul on the f32 MFMA unit: 48
+// workgroups of four wavefronts, one 16x16 unit each, for 304 compute units):
+// code objects whose kernels use no scratch (no spills) and at most the 512
+// VGPRs of GFX942.td's register file, and whose kernels, run in the emulator
 // (wavefronts of 64), match a cpu-host build (pipeline=reference).
 
 // CHECK: arch gfx942
-// CHECK: launch matmul_kernel grid [24, 1, 1] block [1024, 1, 1] shared 0 args [2, 0, 1]
+// CHECK: launch matmul_kernel grid [768, 1, 1] block [64, 1, 1] shared 0 args [2]
+// CHECK-NEXT: launch matmul_kernel grid [48, 1, 1] block [256, 1, 1] shared 9216 args [2, 0, 1]
 // CHECK: s_barrier
+// CHECK: v_mfma_f32_16x16x4_f32
 
 // NOTES: amdhsa.kernels:
 // NOTES-NOT: .private_segment_fixed_size: {{[1-9]}}

@@ -291,15 +291,18 @@ void mlir::pb::emulator::runMfma(BlockRun &block, const Instr &instr,
                         " is not emulated");
   unsigned groups = 64 / m, perLane = k / groups, accPerLane = m * n / 64;
   Type elementA = getElementTypeOrSelf(instr.op->getOperand(0).getType());
-  MatrixType type = elementA.isF16() ? MatrixType::F16 : MatrixType::BF16;
+  MatrixType type = elementA.isF16()    ? MatrixType::F16
+                    : elementA.isBF16() ? MatrixType::BF16
+                                        : MatrixType::F32;
+  unsigned bits = type == MatrixType::F32 ? 32 : 16;
   std::vector<float> a(m * k), b(k * n), c(m * n);
   auto cRow = [&](unsigned l, unsigned j) {
     return (j / 4) * 4 * groups + (l / n) * 4 + j % 4;
   };
   for (unsigned l = 0; l < 64; ++l) {
     Thread &thread = *lanes[l];
-    SmallVector<uint64_t, 8> elementsA = getElements(thread, instr, 0, 1, 16);
-    SmallVector<uint64_t, 8> elementsB = getElements(thread, instr, 1, 1, 16);
+    SmallVector<uint64_t, 8> elementsA = getElements(thread, instr, 0, 1, bits);
+    SmallVector<uint64_t, 8> elementsB = getElements(thread, instr, 1, 1, bits);
     SmallVector<uint64_t, 8> elementsC = getElements(thread, instr, 2, 1, 32);
     if (elementsA.size() != perLane || elementsB.size() != perLane ||
         elementsC.size() != accPerLane)

@@ -555,8 +555,9 @@ llvm::Error Preparer::prepareOp(Operation *op, Instr &instr) {
       return error(op, "an amdgpu.mfma with several blocks, broadcasts, "
                        "permutations or negations");
     Type elementA = getElementTypeOrSelf(mfma.getSourceA().getType());
-    if (!elementA.isF16() && !elementA.isBF16())
-      return error(op, "an amdgpu.mfma of operands other than f16 or bf16");
+    if (!elementA.isF16() && !elementA.isBF16() && !elementA.isF32())
+      return error(op, "an amdgpu.mfma of operands other than f16, bf16 or "
+                       "f32");
     instr.positions = {mfma.getM(), mfma.getN(), mfma.getK()};
     return set(OpCode::Mfma);
   }

@@ -21,7 +21,7 @@ def PBAMDLowerMatrixUnitsPass
     of the chip's MFMA units (AMDMatrixUnits.td) becomes one `gpu.launch`:
     C indexed (batch..., M, N), A (batch..., M, K), B (batch..., K, N) or
     (batch..., N, K), where A and B may omit batch loops (a linear layer's
-    weight); a 1-d grid of block tiles (batch x M tiles x N tiles, N
+    weight), A and B f16, bf16 or f32 (the f32 unit multiplies exactly); a 1-d grid of block tiles (batch x M tiles x N tiles, N
     fastest), four wavefronts per block as 2 x 2 wave tiles of 2 x 2 units
     (1 along M or N when it is no larger than a unit, or while there are
     fewer blocks than the chip's compute units), K tiles of 32 elements
@@ -35,6 +35,7 @@ def PBAMDLowerMatrixUnitsPass
     epilogues S3 tagged for fusion run as their own kernels.
   }];
   let dependentDialects = ["gpu::GPUDialect", "amdgpu::AMDGPUDialect",
+                           "affine::AffineDialect",
                            "scf::SCFDialect", "vector::VectorDialect",
                            "memref::MemRefDialect", "arith::ArithDialect"];
 }
