@@ -29,6 +29,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::pb::amd {
@@ -272,8 +273,10 @@ namespace {
 /// Builds the kernel of one plan in place of its op.
 class KernelBuilder {
 public:
-  KernelBuilder(linalg::LinalgOp op, const MfmaPlan &p)
-      : op(op), p(p), b(op.getLoc(), op) {}
+  KernelBuilder(linalg::LinalgOp op, const MfmaPlan &p,
+                linalg::GenericOp epilogue, bool zeroInit)
+      : op(op), p(p), epilogue(epilogue), zeroInit(zeroInit),
+        b(op.getLoc(), op) {}
   void build();
 
 private:
@@ -304,6 +307,11 @@ private:
 
   linalg::LinalgOp op;
   const MfmaPlan &p;
+  /// The elementwise epilogue applied in the stores (C itself is then not
+  /// stored), or null.
+  linalg::GenericOp epilogue;
+  /// Accumulators start at 0 (C's zero fills were removed), not from C.
+  bool zeroInit;
   ImplicitLocOpBuilder b;
   Value tid, m0, n0, aTile, bTile;
   SmallVector<Value> batchIdx;
@@ -521,14 +529,14 @@ void KernelBuilder::build() {
   };
   Value cMem = op.getDpsInitOperand(0)->get();
 
-  // Accumulators start from C.
+  // Accumulators start from C, or at 0 when C's zero fills were removed.
   SmallVector<Value> accs;
   Value zeroF32 = arith::ConstantOp::create(b, b.getF32FloatAttr(0));
   for (int64_t i = 0; i < p.mi; ++i)
     for (int64_t jn = 0; jn < p.ni; ++jn) {
       Value acc = arith::ConstantOp::create(
           b, accType, DenseElementsAttr::get(accType, b.getF32FloatAttr(0)));
-      for (int64_t j = 0; j < accPerLane; ++j) {
+      for (int64_t j = 0; j < accPerLane && !zeroInit; ++j) {
         auto [r, c] = cCoord(i, jn, j);
         Value inside = arith::AndIOp::create(b, lt(r, p.m), lt(c, p.n));
         Value v = ifThenElse(
@@ -592,7 +600,10 @@ void KernelBuilder::build() {
         Value v = vector::ExtractOp::create(b, acc, ArrayRef<int64_t>{j});
         if (!p.cElem.isF32())
           v = arith::TruncFOp::create(b, p.cElem, v);
-        memref::StoreOp::create(b, v, cMem, cIndices(r, c));
+        if (epilogue)
+          gpucommon::storeThroughEpilogue(b, epilogue, cMem, cIndices(r, c), v);
+        else
+          memref::StoreOp::create(b, v, cMem, cIndices(r, c));
       }
     }
   gpucommon::sinkIntoLaunch(launch);
@@ -610,10 +621,11 @@ public:
       if (op->hasAttr(PBDialect::kMatrixUnitAttrName))
         tagged.push_back(op);
     });
-    // Epilogues stay ordinary generics: their kernels run after the MFMA
-    // kernel's stores.
-    func.walk([](linalg::GenericOp generic) {
-      generic->removeAttr(PBDialect::kMatrixUnitEpilogueAttrName);
+    // Epilogues of ops left to the loop mapping are ordinary generics.
+    auto untagEpilogues = llvm::scope_exit([&] {
+      func.walk([](linalg::GenericOp generic) {
+        generic->removeAttr(PBDialect::kMatrixUnitEpilogueAttrName);
+      });
     });
     if (tagged.empty())
       return;
@@ -646,10 +658,35 @@ public:
         continue;
       }
       const MfmaPlan &p = *plan;
-      Work work = countWork({op.getOperation()});
+      // The epilogue S3 tagged (right after `op`, allocations, constants and
+      // views of other buffers aside) runs in the kernel's stores; what S2
+      // placed between the two must be defined before the kernel.
+      linalg::GenericOp epilogue = findFusableEpilogue(op, /*permuted=*/true);
+      if (epilogue &&
+          !epilogue->hasAttr(PBDialect::kMatrixUnitEpilogueAttrName))
+        epilogue = nullptr;
+      if (epilogue)
+        while (op->getNextNode() != epilogue)
+          op->getNextNode()->moveBefore(op);
+      SmallVector<Operation *> statements = {op};
+      if (epilogue)
+        statements.push_back(epilogue);
+      Work work = countWork(statements);
+      work.vectorFlops = epilogue
+                             ? countWork({epilogue.getOperation()}).vectorFlops
+                             : decltype(work.vectorFlops)();
       work.addFlops(/*matrix=*/true, unit->aType,
                     2.0 * double(p.batch) * p.m * p.n * p.k);
-      KernelBuilder(op, p).build();
+      SmallVector<Operation *> fills =
+          gpucommon::findRemovableZeroFills(op, epilogue.getOperation());
+      // C zero-filled and its product kept in registers for the epilogue:
+      // the kernel neither reads nor writes it.
+      if (!fills.empty() && epilogue) {
+        auto cType = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
+        work.bytes -= static_cast<double>(cType.getNumElements()) *
+                      llvm::divideCeil(cType.getElementTypeBitWidth(), 8);
+      }
+      KernelBuilder(op, p, epilogue, /*zeroInit=*/!fills.empty()).build();
       if (auto launch = dyn_cast_or_null<gpu::LaunchOp>(op->getPrevNode()))
         launch->setAttr(PBDialect::kWorkAttrName,
                         work.toAttr(launch.getContext()));
@@ -661,6 +698,20 @@ public:
                       op->getName(), unit->name, p.batch, p.m, p.n, p.k, p.bm,
                       p.bn, kTileK, p.blocks, p.threads, p.mi, p.ni,
                       p.sharedBytes, p.vecA, p.vecB));
+      if (!fills.empty())
+        explain(op, llvm::formatv("matrix units: accumulators start at 0; "
+                                  "{0} zero fill(s) of C removed",
+                                  fills.size()));
+      for (Operation *fill : fills)
+        fill->erase();
+      if (epilogue) {
+        explain(epilogue,
+                llvm::formatv("matrix units: epilogue of {0} ops fused into "
+                              "the stores of the {1} kernel",
+                              epilogue.getBlock()->getOperations().size() - 1,
+                              unit->name));
+        epilogue->erase();
+      }
       op->erase();
     }
   }

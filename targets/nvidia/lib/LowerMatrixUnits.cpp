@@ -397,38 +397,7 @@ void KernelBuilder::storeResult(Value value, Value row, Value col) {
     memref::StoreOp::create(b, value, cMem, index);
     return;
   }
-  // The epilogue reads C through a permutation of its loops: C's index
-  // gives the loops; its other inputs and its output are read and written
-  // at their projections (permutations) of them.
-  Block *body = epilogue.getBlock();
-  SmallVector<Value> loops(epilogue.getNumLoops());
-  for (OpOperand *input : epilogue.getDpsInputOperands())
-    if (input->get() == cMem) {
-      AffineMap map = epilogue.getMatchingIndexingMap(input);
-      for (unsigned i = 0, e = map.getNumResults(); i < e; ++i)
-        loops[map.getDimPosition(i)] = index[i];
-    }
-  auto at = [&](OpOperand *operand) {
-    AffineMap map = epilogue.getMatchingIndexingMap(operand);
-    SmallVector<Value> result;
-    for (unsigned i = 0, e = map.getNumResults(); i < e; ++i)
-      result.push_back(loops[map.getDimPosition(i)]);
-    return result;
-  };
-  IRMapping mapping;
-  for (OpOperand *input : epilogue.getDpsInputOperands()) {
-    BlockArgument arg = body->getArgument(input->getOperandNumber());
-    if (input->get() == cMem) {
-      mapping.map(arg, value);
-      continue;
-    }
-    mapping.map(arg, memref::LoadOp::create(b, input->get(), at(input)));
-  }
-  for (Operation &scalarOp : body->without_terminator())
-    b.clone(scalarOp, mapping);
-  Value result = mapping.lookup(body->getTerminator()->getOperand(0));
-  OpOperand *out = epilogue.getDpsInitOperand(0);
-  memref::StoreOp::create(b, result, out->get(), at(out));
+  gpucommon::storeThroughEpilogue(b, epilogue, cMem, index, value);
 }
 
 std::pair<Value, Value> KernelBuilder::cCoord(int64_t mi, int64_t ni, int64_t i,
@@ -438,82 +407,6 @@ std::pair<Value, Value> KernelBuilder::cCoord(int64_t mi, int64_t ni, int64_t i,
   Value row = add(add(m0, warpRow), add(g, mi * kFragM + 8 * i));
   Value col = add(add(n0, warpCol), add(mul(t, 2), ni * kFragN + j));
   return {row, col};
-}
-
-/// Whether `value` is a zero constant (scalar or splat).
-static bool isZeroConstant(Value value) {
-  Attribute attr;
-  if (!matchPattern(value, m_Constant(&attr)))
-    return false;
-  if (auto splat = dyn_cast<SplatElementsAttr>(attr))
-    attr = splat.getSplatValue<Attribute>();
-  if (auto f = dyn_cast<FloatAttr>(attr))
-    return f.getValue().isPosZero();
-  if (auto i = dyn_cast<IntegerAttr>(attr))
-    return i.getValue().isZero();
-  return false;
-}
-
-/// Whether the top-level statement `stmt` touches the buffer `base` (or a
-/// view of it), and whether it only writes zeros to it and nothing else.
-static std::pair<bool, bool> classifyFill(Operation *stmt, Value base) {
-  bool touches = false, onlyZeroWrites = true;
-  stmt->walk([&](Operation *nested) {
-    for (Value operand : nested->getOperands())
-      if (isa<MemRefType>(operand.getType()) && getBaseBuffer(operand) == base)
-        touches = true;
-    if (isMemoryEffectFree(nested) ||
-        isa<affine::AffineForOp, affine::AffineParallelOp, affine::AffineIfOp,
-            affine::AffineYieldOp, scf::ForOp, scf::YieldOp>(nested))
-      return;
-    Value memref, stored;
-    if (auto store = dyn_cast<affine::AffineStoreOp>(nested))
-      memref = store.getMemRef(), stored = store.getValueToStore();
-    else if (auto store = dyn_cast<memref::StoreOp>(nested))
-      memref = store.getMemRef(), stored = store.getValueToStore();
-    else if (auto write = dyn_cast<vector::TransferWriteOp>(nested))
-      memref = write.getBase(), stored = write.getVector();
-    else if (auto store = dyn_cast<vector::StoreOp>(nested))
-      memref = store.getBase(), stored = store.getValueToStore();
-    if (!memref || getBaseBuffer(memref) != base || !isZeroConstant(stored))
-      onlyZeroWrites = false;
-  });
-  return {touches, touches && onlyZeroWrites};
-}
-
-/// The statements before `op` that zero-fill its C, when C is a buffer of
-/// this function (its contents before are undefined), nothing before `op`
-/// reads it, and nothing after `op` but `epilogue` uses it: the kernel can
-/// start its accumulators at 0 and the fills go away (a launch and a pass
-/// over C saved). Empty otherwise.
-static SmallVector<Operation *> findRemovableZeroFills(linalg::LinalgOp op,
-                                                       Operation *epilogue) {
-  Value c = op.getDpsInitOperand(0)->get();
-  Value base = getBaseBuffer(c);
-  auto alloc = base.getDefiningOp<memref::AllocOp>();
-  if (!alloc || alloc->getBlock() != op->getBlock() ||
-      cast<MemRefType>(c.getType()) != alloc.getType())
-    return {};
-  SmallVector<Operation *> fills;
-  for (Operation *it = alloc->getNextNode(); it && it != op;
-       it = it->getNextNode()) {
-    if (isa<ViewLikeOpInterface>(it) || isMemoryEffectFree(it))
-      continue;
-    auto [touches, zeroFill] = classifyFill(it, base);
-    if (!touches)
-      continue;
-    if (!zeroFill)
-      return {};
-    fills.push_back(it);
-  }
-  for (Operation *it = op->getNextNode(); it; it = it->getNextNode()) {
-    if (it == epilogue || isa<memref::DeallocOp, ViewLikeOpInterface>(it) ||
-        isMemoryEffectFree(it))
-      continue;
-    if (classifyFill(it, base).first)
-      return {};
-  }
-  return fills;
 }
 
 void KernelBuilder::build() {
@@ -926,7 +819,7 @@ public:
         iterations *= static_cast<double>(range);
       work.addFlops(/*matrix=*/true, unit->aType, 2 * iterations);
       SmallVector<Operation *> fills =
-          findRemovableZeroFills(op, epilogue.getOperation());
+          gpucommon::findRemovableZeroFills(op, epilogue.getOperation());
       // C zero-filled and its product kept in registers for the epilogue:
       // the kernel neither reads nor writes it.
       if (!fills.empty() && epilogue) {

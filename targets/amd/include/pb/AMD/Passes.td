@@ -28,11 +28,12 @@ def PBAMDLowerMatrixUnitsPass
     copied by the whole block into LDS (16-byte loads where the rows allow,
     zero outside the operands; B kept K-contiguous), each unit's operands
     read from LDS in the unit's register layout, `amdgpu.mfma`
-    accumulating in f32 registers from C's values, C written back converted
-    to its type. Sizes come from the unit (M, N, K from the .td), the
+    accumulating in f32 registers from C's values (from 0 when C's zero
+    fills can go), C written back converted to its type, or through the
+    elementwise epilogue S3 tagged (bias, batch norm, activation, residual
+    add), which runs in the stores. Sizes come from the unit (M, N, K from the .td), the
     chip's wavefront size and LDS capacity. A tagged op it cannot lower
-    loses its tag and is lowered as loops (see `--pb-explain`); the
-    epilogues S3 tagged for fusion run as their own kernels.
+    loses its tag and is lowered as loops (see `--pb-explain`).
   }];
   let dependentDialects = ["gpu::GPUDialect", "amdgpu::AMDGPUDialect",
                            "affine::AffineDialect",

@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -71,6 +72,21 @@ void sinkIntoLaunch(gpu::LaunchOp launch);
 /// --estimate): bytes, FLOPs, shape, occupancy, waves and times.
 std::string describeEstimate(const Work &work, const LaunchShape &shape,
                              const LaunchEstimate &estimate);
+
+/// The statements before `op` (a contraction a matrix kernel replaces) that
+/// zero-fill its C, when C is a buffer of this function (its contents
+/// before are undefined), nothing before `op` reads it, and nothing after
+/// `op` but `epilogue` uses it: the kernel can start its accumulators at 0
+/// and the fills go away. Empty otherwise.
+SmallVector<Operation *> findRemovableZeroFills(linalg::LinalgOp op,
+                                                Operation *epilogue);
+
+/// Applies `epilogue` (an elementwise generic that reads the contraction's
+/// C, `cMem`, through a permutation of its loops) to the result `value` of
+/// C at `cIndex`: its other inputs are read and its output written at their
+/// projections of the loops C's index gives; C itself is not stored.
+void storeThroughEpilogue(OpBuilder &b, linalg::GenericOp epilogue, Value cMem,
+                          ArrayRef<Value> cIndex, Value value);
 
 /// The launch plan of S4's output (docs/NVIDIA.md, "The launch plan"): one
 /// JSON object per public entry,
