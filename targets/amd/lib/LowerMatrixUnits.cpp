@@ -7,7 +7,11 @@
 // A contraction S3 tagged with one of the chip's MFMA units becomes one
 // gpu.launch: block tiles of (2 x MI units) x (2 x NI units) over four
 // wavefronts, K tiles of 32 elements staged in LDS, `amdgpu.mfma` on f32
-// accumulators held in registers across the K loop.
+// accumulators held in registers across the K loop, the tagged epilogue
+// applied in the stores. Several M loops and K loops are flattened into
+// one M and one K, and A may be indexed by affine functions of them: a
+// channels-last convolution is an implicit GEMM (M = n x oh x ow, K = kh x
+// kw x c), its window rows gathered while the K tiles are copied.
 //
 // Register layouts (AMD's matrix instruction calculator for the
 // single-block MFMA shapes, wave64): with G = 64 / M lane groups and
@@ -64,8 +68,8 @@ struct MfmaPlan {
   int64_t mi = 2, ni = 2;
   int64_t bm = 0, bn = 0, tilesM = 0, tilesN = 0, blocks = 0;
   int64_t threads = 0, waveSize = 0;
-  /// Elements per 16-byte copy of A's and B's rows (1 when a row's extent
-  /// or layout does not allow it).
+  /// Elements per vector copy (the chip's vector width) of A's and B's rows
+  /// (1 when a row's extent or layout does not allow it).
   int64_t vecA = 1, vecB = 1;
   int64_t sharedBytes = 0;
   Type elem, cElem;
@@ -251,8 +255,9 @@ static FailureOr<MfmaPlan> planKernel(linalg::LinalgOp op,
     why = "more blocks than the grid allows";
     return failure();
   }
+  // Copies of the chip's widest vector access (GFX942.td: 128 bits).
   int64_t elementBytes = p.elem.getIntOrFloatBitWidth() / 8;
-  int64_t vec = 16 / elementBytes;
+  int64_t vec = std::max<int64_t>(chip.vectorWidthBits / 8 / elementBytes, 1);
   // A chunk of `vec` elements along K stays within one run of the
   // innermost K loop.
   int64_t innerK = p.ranges[p.kLoops.back()];

@@ -25,8 +25,8 @@ def PBAMDLowerMatrixUnitsPass
     fastest), four wavefronts per block as 2 x 2 wave tiles of 2 x 2 units
     (1 along M or N when it is no larger than a unit, or while there are
     fewer blocks than the chip's compute units), K tiles of 32 elements
-    copied by the whole block into LDS (16-byte loads where the rows allow,
-    zero outside the operands; B kept K-contiguous), each unit's operands
+    copied by the whole block into LDS (loads of the chip's vector width
+    where the rows allow, zero outside the operands; B kept K-contiguous), each unit's operands
     read from LDS in the unit's register layout, `amdgpu.mfma`
     accumulating in f32 registers from C's values (from 0 when C's zero
     fills can go), C written back converted to its type, or through the
