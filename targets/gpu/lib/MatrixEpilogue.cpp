@@ -39,14 +39,29 @@ static bool isZeroConstant(Value value) {
   return false;
 }
 
-/// Whether the top-level statement `stmt` touches the buffer `base` (or a
-/// view of it), and whether it only writes zeros to it and nothing else.
-static std::pair<bool, bool> classifyFill(Operation *stmt, Value base) {
-  bool touches = false, onlyZeroWrites = true;
+namespace {
+/// How a top-level statement uses the buffer `base`.
+struct BaseUse {
+  /// It touches `base` (or a view of it).
+  bool touches = false;
+  /// It reads `base`, writes something other than zeros to it, or uses it
+  /// otherwise.
+  bool other = false;
+  /// It writes no other buffer: the whole statement is a fill of `base`.
+  bool onlyBase = true;
+  /// Its stores of zeros to `base`.
+  SmallVector<Operation *> zeroStores;
+};
+} // namespace
+
+static BaseUse classifyUse(Operation *stmt, Value base) {
+  BaseUse use;
   stmt->walk([&](Operation *nested) {
-    for (Value operand : nested->getOperands())
-      if (isa<MemRefType>(operand.getType()) && getBaseBuffer(operand) == base)
-        touches = true;
+    bool usesBase = llvm::any_of(nested->getOperands(), [&](Value operand) {
+      return isa<MemRefType>(operand.getType()) &&
+             getBaseBuffer(operand) == base;
+    });
+    use.touches |= usesBase;
     if (isMemoryEffectFree(nested) ||
         isa<affine::AffineForOp, affine::AffineParallelOp, affine::AffineIfOp,
             affine::AffineYieldOp, scf::ForOp, scf::YieldOp>(nested))
@@ -60,17 +75,36 @@ static std::pair<bool, bool> classifyFill(Operation *stmt, Value base) {
       memref = write.getBase(), stored = write.getVector();
     else if (auto store = dyn_cast<vector::StoreOp>(nested))
       memref = store.getBase(), stored = store.getValueToStore();
-    if (!memref || getBaseBuffer(memref) != base || !isZeroConstant(stored))
-      onlyZeroWrites = false;
+    if (!memref) {
+      // Loads and other operations with effects.
+      if (usesBase)
+        use.other = true;
+      else
+        use.onlyBase = false;
+      return;
+    }
+    if (getBaseBuffer(memref) != base) {
+      use.onlyBase = false;
+      if (usesBase) // `base` stored into another buffer, or used as an index
+        use.other = true;
+      return;
+    }
+    if (isZeroConstant(stored))
+      use.zeroStores.push_back(nested);
+    else
+      use.other = true;
   });
-  return {touches, touches && onlyZeroWrites};
+  return use;
 }
 
-/// The statements before `op` that zero-fill its C, when C is a buffer of
-/// this function (its contents before are undefined), nothing before `op`
-/// reads it, and nothing after `op` but `epilogue` uses it: the kernel can
-/// start its accumulators at 0 and the fills go away (a launch and a pass
-/// over C saved). Empty otherwise.
+/// What zero-fills the C of `op` before it and can go (the kernel's
+/// accumulators start at 0): whole statements that only store zeros to C,
+/// and the zero stores to C inside statements that S3 fused with other work
+/// (a fill inside the nest that computes another buffer), when C is a
+/// buffer of this function (its contents before are undefined) and nothing
+/// before `op` reads it; with an epilogue, which then writes its own output
+/// and not C, also when nothing after `op` but the epilogue uses C. Empty
+/// otherwise.
 SmallVector<Operation *>
 gpucommon::findRemovableZeroFills(linalg::LinalgOp op, Operation *epilogue) {
   Value c = op.getDpsInitOperand(0)->get();
@@ -84,18 +118,25 @@ gpucommon::findRemovableZeroFills(linalg::LinalgOp op, Operation *epilogue) {
        it = it->getNextNode()) {
     if (isa<ViewLikeOpInterface>(it) || isMemoryEffectFree(it))
       continue;
-    auto [touches, zeroFill] = classifyFill(it, base);
-    if (!touches)
+    BaseUse use = classifyUse(it, base);
+    if (!use.touches)
       continue;
-    if (!zeroFill)
+    if (use.other || use.zeroStores.empty())
       return {};
-    fills.push_back(it);
+    if (use.onlyBase)
+      fills.push_back(it);
+    else
+      fills.append(use.zeroStores.begin(), use.zeroStores.end());
   }
+  // Without an epilogue the kernel stores all of C: later statements read
+  // its values.
+  if (!epilogue)
+    return fills;
   for (Operation *it = op->getNextNode(); it; it = it->getNextNode()) {
     if (it == epilogue || isa<memref::DeallocOp, ViewLikeOpInterface>(it) ||
         isMemoryEffectFree(it))
       continue;
-    if (classifyFill(it, base).first)
+    if (classifyUse(it, base).touches)
       return {};
   }
   return fills;

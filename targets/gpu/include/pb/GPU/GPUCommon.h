@@ -73,11 +73,13 @@ void sinkIntoLaunch(gpu::LaunchOp launch);
 std::string describeEstimate(const Work &work, const LaunchShape &shape,
                              const LaunchEstimate &estimate);
 
-/// The statements before `op` (a contraction a matrix kernel replaces) that
-/// zero-fill its C, when C is a buffer of this function (its contents
-/// before are undefined), nothing before `op` reads it, and nothing after
-/// `op` but `epilogue` uses it: the kernel can start its accumulators at 0
-/// and the fills go away. Empty otherwise.
+/// The operations before `op` (a contraction a matrix kernel replaces) that
+/// zero-fill its C and can go, the kernel's accumulators starting at 0:
+/// statements that only store zeros to C, and zero stores to C inside
+/// statements fused with other work; when C is a buffer of this function
+/// that nothing before `op` reads and, with an `epilogue` (which does not
+/// store C), that nothing after `op` but the epilogue uses. Empty
+/// otherwise.
 SmallVector<Operation *> findRemovableZeroFills(linalg::LinalgOp op,
                                                 Operation *epilogue);
 
