@@ -113,10 +113,6 @@ def format_options(options: str | Mapping[str, Any] | None) -> str:
     return ",".join(sorted(items))
 
 
-# The AMD chips PolyBlocks has, by the architecture name ROCm reports.
-_AMD_CHIPS = {"gfx90a": "amd-gfx90a", "gfx942": "amd-gfx942"}
-
-
 def resolve_target(target: str) -> str:
     """``target`` with "nvidia-auto" replaced by the current CUDA device's
     chip: compute capability 9.x -> "nvidia-sm90", 8.x -> "nvidia-sm80";
@@ -128,12 +124,15 @@ def resolve_target(target: str) -> str:
                 "target 'amd-auto' needs a ROCm device, but torch has none "
                 "(a ROCm build of torch with a visible AMD GPU)")
         arch = torch.cuda.get_device_properties(torch.cuda.current_device()).gcnArchName
-        chip = _AMD_CHIPS.get(arch.split(":")[0])
-        if chip is None:
+        # The AMD targets are named after the architecture ROCm reports
+        # (targets/amd/*.td: amd-gfx942 for gfx942).
+        chip = "amd-" + arch.split(":")[0]
+        known = sorted(t for t in _capi.target_names() if t.startswith("amd-"))
+        if chip not in known:
             raise _capi.UnsupportedError(
                 StatusCode.UNSUPPORTED,
                 f"target 'amd-auto': the ROCm device is {arch}; PolyBlocks "
-                f"supports {', '.join(sorted(_AMD_CHIPS))}")
+                f"supports {', '.join(known)}")
         return chip
     if target != "nvidia-auto":
         return target

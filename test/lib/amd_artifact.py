@@ -15,7 +15,6 @@ The artifact file is the C API's (test/lib/artifact_file.py reads it).
 """
 import argparse
 import base64
-import json
 import os
 import shutil
 import subprocess
@@ -23,16 +22,6 @@ import sys
 import tempfile
 
 import artifact_file  # test/lib, this script's directory
-
-
-def read_payload(path):
-    try:
-        meta, payload = artifact_file.split(open(path, "rb").read())
-    except artifact_file.ArtifactFileError as e:
-        sys.exit("%s: %s" % (path, e))
-    if meta.get("format") != "amd-hsaco+plan":
-        sys.exit("not an AMD artifact: format %r" % meta.get("format"))
-    return json.loads(payload)
 
 
 def find_tool(name, tools):
@@ -52,17 +41,9 @@ def main():
     parser.add_argument("--tools")
     parser.add_argument("--save")
     args = parser.parse_args()
-    payload = read_payload(args.artifact)
+    payload = artifact_file.read_gpu_payload(args.artifact, "amd-hsaco+plan", "AMD")
     if args.plan:
-        print("arch %s" % payload["arch"])
-        for entry in payload["entries"]:
-            print("entry %s buffers %s" % (entry["name"], json.dumps(
-                entry["buffers"], sort_keys=True)))
-            for launch in entry["launches"]:
-                print("launch %s grid %s block %s shared %d args %s" % (
-                    launch["kernel"], launch["grid"], launch["block"],
-                    launch["static_shared_memory_bytes"] +
-                    launch["dynamic_shared_memory_bytes"], launch["args"]))
+        artifact_file.print_plan(payload)
     with tempfile.TemporaryDirectory() as tmp:
         for module in payload["modules"]:
             path = os.path.join(args.save or tmp, module["name"] + ".hsaco")

@@ -45,3 +45,30 @@ def join(metadata, payload) -> bytes:
     p = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     body = MAGIC + struct.pack("<Q", len(m)) + m + struct.pack("<Q", len(p)) + p
     return body + hashlib.sha256(body).digest()
+
+
+def read_gpu_payload(path, fmt: str, vendor: str):
+    """The JSON payload of the GPU artifact file at `path`, whose format must
+    be `fmt` ("nvidia-ptx+plan", "amd-hsaco+plan"); exits with a message
+    otherwise (for the inspection scripts)."""
+    import sys
+    try:
+        meta, payload = split(open(path, "rb").read())
+    except ArtifactFileError as e:
+        sys.exit("%s: %s" % (path, e))
+    if meta.get("format") != fmt:
+        sys.exit("not an %s artifact: format %r" % (vendor, meta.get("format")))
+    return json.loads(payload)
+
+
+def print_plan(payload):
+    """A GPU payload's launch plan, one entry and one launch a line."""
+    print("arch %s" % payload["arch"])
+    for entry in payload["entries"]:
+        print("entry %s buffers %s" % (entry["name"], json.dumps(
+            entry["buffers"], sort_keys=True)))
+        for launch in entry["launches"]:
+            print("launch %s grid %s block %s shared %d args %s" % (
+                launch["kernel"], launch["grid"], launch["block"],
+                launch["static_shared_memory_bytes"] +
+                launch["dynamic_shared_memory_bytes"], launch["args"]))

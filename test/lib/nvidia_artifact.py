@@ -14,7 +14,6 @@ usage: nvidia_artifact.py ARTIFACT [--plan] [--ptx] [--emulation-ir]
 The artifact file is the C API's (test/lib/artifact_file.py reads it).
 """
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -22,16 +21,6 @@ import sys
 import tempfile
 
 import artifact_file  # test/lib, this script's directory
-
-
-def read_payload(path):
-    try:
-        meta, payload = artifact_file.split(open(path, "rb").read())
-    except artifact_file.ArtifactFileError as e:
-        sys.exit("%s: %s" % (path, e))
-    if meta.get("format") != "nvidia-ptx+plan":
-        sys.exit("not an NVIDIA artifact: format %r" % meta.get("format"))
-    return json.loads(payload)
 
 
 def find_ptxas():
@@ -47,17 +36,9 @@ def main():
     parser.add_argument("--emulation-ir", action="store_true")
     parser.add_argument("--ptxas")
     args = parser.parse_args()
-    payload = read_payload(args.artifact)
+    payload = artifact_file.read_gpu_payload(args.artifact, "nvidia-ptx+plan", "NVIDIA")
     if args.plan:
-        print("arch %s" % payload["arch"])
-        for entry in payload["entries"]:
-            print("entry %s buffers %s" % (entry["name"], json.dumps(
-                entry["buffers"], sort_keys=True)))
-            for launch in entry["launches"]:
-                print("launch %s grid %s block %s shared %d args %s" % (
-                    launch["kernel"], launch["grid"], launch["block"],
-                    launch["static_shared_memory_bytes"] +
-                    launch["dynamic_shared_memory_bytes"], launch["args"]))
+        artifact_file.print_plan(payload)
     for module in payload["modules"]:
         if args.ptx:
             print("// module %s" % module["name"])

@@ -2,7 +2,9 @@
 
 import json
 import os
+import shutil
 import sys
+import textwrap
 
 import pytest
 import torch
@@ -12,6 +14,34 @@ from polyblocks.torch.backend import _logged_fallbacks
 # test/lib: artifact_file (the artifact file format in Python).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import artifact_file  # noqa: E402
+
+
+# A child process that loads an artifact through the C API's ctypes binding
+# alone (argv: _capi.py, artifact, entry, buffer count, stream) and runs the
+# entry on fake device addresses 0x1000 * (i + 1), printing "OK" or "ERROR
+# code message": the stand-in driver tests (test_cuda_stub.py,
+# test_hip_stub.py) open their library once per process.
+CAPI_CHILD = textwrap.dedent("""
+    import ctypes, importlib.util, sys
+    spec = importlib.util.spec_from_file_location("pb_capi", sys.argv[1])
+    capi = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(capi)
+    art = capi.ArtifactHandle.load(sys.argv[2])
+    entry, n = sys.argv[3].encode(), int(sys.argv[4])
+    try:
+        exe = capi.ExecutableHandle(art)
+        bufs = (ctypes.c_void_p * max(n, 1))(*[0x1000 * (i + 1) for i in range(n)])
+        exe.run(entry, bufs, n, int(sys.argv[5]))
+        del exe
+        print("OK")
+    except capi.PolyBlocksError as e:
+        print("ERROR", e.code, e.message)
+""")
+
+
+def c_compiler():
+    """A C compiler to build the stand-in libraries with, or None."""
+    return shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
 
 
 def compile_strict(fn, **options):

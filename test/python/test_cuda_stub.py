@@ -7,10 +7,8 @@ imports only the ctypes binding."""
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -18,7 +16,7 @@ import torch
 
 import polyblocks
 
-from helpers import artifact_file
+from helpers import CAPI_CHILD, artifact_file, c_compiler
 
 ROOT = Path(__file__).resolve().parents[2]
 STUB_SOURCE = Path(__file__).resolve().parent / "cuda_stub" / "libcuda_stub.c"
@@ -34,35 +32,14 @@ func.func @softmax(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
 """
 
 STREAM = 0x77
-CHILD = textwrap.dedent("""
-    import ctypes, importlib.util, sys
-    spec = importlib.util.spec_from_file_location("pb_capi", sys.argv[1])
-    capi = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(capi)
-    art = capi.ArtifactHandle.load(sys.argv[2])
-    entry, n = sys.argv[3].encode(), int(sys.argv[4])
-    try:
-        exe = capi.ExecutableHandle(art)
-        bufs = (ctypes.c_void_p * max(n, 1))(*[0x1000 * (i + 1) for i in range(n)])
-        exe.run(entry, bufs, n, int(sys.argv[5]))
-        del exe
-        print("OK")
-    except capi.PolyBlocksError as e:
-        print("ERROR", e.code, e.message)
-""")
 
-
-def _cc():
-    return shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-
-
-pytestmark = pytest.mark.skipif(_cc() is None, reason="needs a C compiler")
+pytestmark = pytest.mark.skipif(c_compiler() is None, reason="needs a C compiler")
 
 
 @pytest.fixture(scope="module")
 def stub_dir(tmp_path_factory):
     d = tmp_path_factory.mktemp("cuda-stub")
-    subprocess.run([_cc(), "-shared", "-fPIC", "-O1", "-o", str(d / "libcuda.so.1"),
+    subprocess.run([c_compiler(), "-shared", "-fPIC", "-O1", "-o", str(d / "libcuda.so.1"),
                     str(STUB_SOURCE)], check=True)
     return d
 
@@ -89,7 +66,7 @@ def _run(stub_dir, tmp_path, metadata, payload, entry="softmax", n=2, **env):
         log.unlink()
     e = dict(os.environ, LD_LIBRARY_PATH=str(stub_dir), STUB_LOG=str(log),
              **{k: str(v) for k, v in env.items()})
-    r = subprocess.run([sys.executable, "-c", CHILD, str(CAPI), str(art), entry,
+    r = subprocess.run([sys.executable, "-c", CAPI_CHILD, str(CAPI), str(art), entry,
                         str(n), str(STREAM)], capture_output=True, text=True,
                        env=e, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr

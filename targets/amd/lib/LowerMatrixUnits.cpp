@@ -644,17 +644,9 @@ public:
     if (failed(limits))
       return signalPassFailure();
     for (linalg::LinalgOp op : tagged) {
-      auto name = op->getAttrOfType<StringAttr>(PBDialect::kMatrixUnitAttrName);
-      op->removeAttr(PBDialect::kMatrixUnitAttrName);
-      const MatrixUnitDesc *unit = nullptr;
-      for (const MatrixUnitDesc *candidate : chip->matrixUnits)
-        if (candidate->name == name.getValue())
-          unit = candidate;
-      if (!unit) {
-        op->emitError() << "matrix unit '" << name.getValue()
-                        << "' is not one of " << chip->name << "'s";
+      const MatrixUnitDesc *unit = gpucommon::takeTaggedUnit(op, *chip);
+      if (!unit)
         return signalPassFailure();
-      }
       std::string why;
       FailureOr<MfmaPlan> plan = planKernel(op, *unit, *limits, *chip, why);
       if (failed(plan)) {
@@ -663,38 +655,10 @@ public:
         continue;
       }
       const MfmaPlan &p = *plan;
-      // The epilogue S3 tagged (right after `op`, allocations, constants and
-      // views of other buffers aside) runs in the kernel's stores; what S2
-      // placed between the two must be defined before the kernel.
-      linalg::GenericOp epilogue = findFusableEpilogue(op, /*permuted=*/true);
-      if (epilogue &&
-          !epilogue->hasAttr(PBDialect::kMatrixUnitEpilogueAttrName))
-        epilogue = nullptr;
-      if (epilogue)
-        while (op->getNextNode() != epilogue)
-          op->getNextNode()->moveBefore(op);
-      SmallVector<Operation *> statements = {op};
-      if (epilogue)
-        statements.push_back(epilogue);
-      Work work = countWork(statements);
-      work.vectorFlops = epilogue
-                             ? countWork({epilogue.getOperation()}).vectorFlops
-                             : decltype(work.vectorFlops)();
-      work.addFlops(/*matrix=*/true, unit->aType,
-                    2.0 * double(p.batch) * p.m * p.n * p.k);
-      SmallVector<Operation *> fills =
-          gpucommon::findRemovableZeroFills(op, epilogue.getOperation());
-      // C zero-filled and its product kept in registers for the epilogue:
-      // the kernel neither reads nor writes it.
-      if (!fills.empty() && epilogue) {
-        auto cType = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
-        work.bytes -= static_cast<double>(cType.getNumElements()) *
-                      llvm::divideCeil(cType.getElementTypeBitWidth(), 8);
-      }
-      KernelBuilder(op, p, epilogue, /*zeroInit=*/!fills.empty()).build();
-      if (auto launch = dyn_cast_or_null<gpu::LaunchOp>(op->getPrevNode()))
-        launch->setAttr(PBDialect::kWorkAttrName,
-                        work.toAttr(launch.getContext()));
+      gpucommon::MatrixKernelParts parts = gpucommon::prepareMatrixKernel(
+          op, unit->aType, double(p.batch) * p.m * p.n * p.k);
+      KernelBuilder(op, p, parts.epilogue, /*zeroInit=*/!parts.fills.empty())
+          .build();
       explain(op, llvm::formatv(
                       "matrix units: {0} on {1}: batch {2}, MxNxK {3}x{4}x{5}; "
                       "block tile {6}x{7}x{8} ({9} blocks of {10} work-items, "
@@ -703,21 +667,7 @@ public:
                       op->getName(), unit->name, p.batch, p.m, p.n, p.k, p.bm,
                       p.bn, kTileK, p.blocks, p.threads, p.mi, p.ni,
                       p.sharedBytes, p.vecA, p.vecB));
-      if (!fills.empty())
-        explain(op, llvm::formatv("matrix units: accumulators start at 0; "
-                                  "{0} zero fill(s) of C removed",
-                                  fills.size()));
-      for (Operation *fill : fills)
-        fill->erase();
-      if (epilogue) {
-        explain(epilogue,
-                llvm::formatv("matrix units: epilogue of {0} ops fused into "
-                              "the stores of the {1} kernel",
-                              epilogue.getBlock()->getOperations().size() - 1,
-                              unit->name));
-        epilogue->erase();
-      }
-      op->erase();
+      gpucommon::finishMatrixKernel(op, parts, unit->name);
     }
   }
 };

@@ -5,14 +5,16 @@
 //===----------------------------------------------------------------------===//
 //
 // What the vendors' matrix-unit kernels (NVIDIA's tensor cores, AMD's MFMA)
-// share around their contraction: the zero fills of C they replace by
-// accumulators that start at 0, and the elementwise epilogue S3 tagged,
-// applied to each result in the kernel's stores.
+// share around their contraction: the unit S3 tagged, the zero fills of C
+// they replace by accumulators that start at 0, the elementwise epilogue S3
+// tagged, applied to each result in the kernel's stores, the kernel's work
+// for the estimate, and the statements that go once the kernel is built.
 //
 //===----------------------------------------------------------------------===//
 
 #include "pb/GPU/GPUCommon.h"
 
+#include "pb/Dialect/PBDialect.h"
 #include "pb/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -21,6 +23,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::pb;
@@ -178,4 +181,74 @@ void gpucommon::storeThroughEpilogue(OpBuilder &b, linalg::GenericOp epilogue,
   Value result = mapping.lookup(body->getTerminator()->getOperand(0));
   OpOperand *out = epilogue.getDpsInitOperand(0);
   memref::StoreOp::create(b, loc, result, out->get(), at(out));
+}
+
+const MatrixUnitDesc *gpucommon::takeTaggedUnit(linalg::LinalgOp op,
+                                                const ChipDesc &chip) {
+  auto name = op->getAttrOfType<StringAttr>(PBDialect::kMatrixUnitAttrName);
+  op->removeAttr(PBDialect::kMatrixUnitAttrName);
+  for (const MatrixUnitDesc *unit : chip.matrixUnits)
+    if (unit->name == name.getValue())
+      return unit;
+  op->emitError() << "matrix unit '" << name.getValue() << "' is not one of "
+                  << chip.name << "'s";
+  return nullptr;
+}
+
+gpucommon::MatrixKernelParts
+gpucommon::prepareMatrixKernel(linalg::LinalgOp op, ElementType unitType,
+                               double multiplyAdds) {
+  MatrixKernelParts parts;
+  // The epilogue S3 tagged (right after `op`, allocations, constants and
+  // views of other buffers aside) runs in the kernel's stores; what S2
+  // placed between the two must be defined before the kernel.
+  parts.epilogue = findFusableEpilogue(op, /*permuted=*/true);
+  if (parts.epilogue &&
+      !parts.epilogue->hasAttr(PBDialect::kMatrixUnitEpilogueAttrName))
+    parts.epilogue = nullptr;
+  if (parts.epilogue)
+    while (op->getNextNode() != parts.epilogue)
+      op->getNextNode()->moveBefore(op);
+  // The kernel's work: the contraction's multiply-adds on the unit's type,
+  // the epilogue's arithmetic on vector units, the buffers of both.
+  SmallVector<Operation *> statements = {op};
+  if (parts.epilogue)
+    statements.push_back(parts.epilogue);
+  parts.work = countWork(statements);
+  parts.work.vectorFlops =
+      parts.epilogue ? countWork({parts.epilogue.getOperation()}).vectorFlops
+                     : decltype(parts.work.vectorFlops)();
+  parts.work.addFlops(/*matrix=*/true, unitType, 2 * multiplyAdds);
+  parts.fills = findRemovableZeroFills(op, parts.epilogue.getOperation());
+  // C zero-filled and its product kept in registers for the epilogue: the
+  // kernel neither reads nor writes it.
+  if (!parts.fills.empty() && parts.epilogue) {
+    auto cType = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
+    parts.work.bytes -= static_cast<double>(cType.getNumElements()) *
+                        llvm::divideCeil(cType.getElementTypeBitWidth(), 8);
+  }
+  return parts;
+}
+
+void gpucommon::finishMatrixKernel(linalg::LinalgOp op,
+                                   const MatrixKernelParts &parts,
+                                   llvm::StringRef unitName) {
+  if (auto launch = dyn_cast_or_null<gpu::LaunchOp>(op->getPrevNode()))
+    launch->setAttr(PBDialect::kWorkAttrName,
+                    parts.work.toAttr(launch.getContext()));
+  if (!parts.fills.empty())
+    explain(op, llvm::formatv("matrix units: accumulators start at 0; "
+                              "{0} zero fill(s) of C removed",
+                              parts.fills.size()));
+  for (Operation *fill : parts.fills)
+    fill->erase();
+  if (linalg::GenericOp epilogue = parts.epilogue) {
+    explain(epilogue,
+            llvm::formatv("matrix units: epilogue of {0} ops fused into the "
+                          "stores of the {1} kernel",
+                          epilogue.getBlock()->getOperations().size() - 1,
+                          unitName));
+    epilogue->erase();
+  }
+  op->erase();
 }

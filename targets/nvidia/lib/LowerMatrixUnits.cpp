@@ -760,17 +760,9 @@ public:
     const MemoryLevelDesc *shared =
         chip->getMemoryLevel(MemoryKind::Scratchpad);
     for (linalg::LinalgOp op : tagged) {
-      auto name = op->getAttrOfType<StringAttr>(PBDialect::kMatrixUnitAttrName);
-      op->removeAttr(PBDialect::kMatrixUnitAttrName);
-      const MatrixUnitDesc *unit = nullptr;
-      for (const MatrixUnitDesc *candidate : chip->matrixUnits)
-        if (candidate->name == name.getValue())
-          unit = candidate;
-      if (!unit) {
-        op->emitError() << "matrix unit '" << name.getValue()
-                        << "' is not one of " << chip->name << "'s";
+      const MatrixUnitDesc *unit = gpucommon::takeTaggedUnit(op, *chip);
+      if (!unit)
         return signalPassFailure();
-      }
       // A warpgroup unit that cannot take this op (its operand layouts or
       // sizes) leaves it to the chip's warp-level units of the same types.
       SmallVector<const MatrixUnitDesc *> candidates = {unit};
@@ -794,43 +786,13 @@ public:
         continue;
       const MmaPlan &p = *plan;
       unit = p.unit;
-      // The epilogue S3 tagged (right after `op`, allocations, constants and
-      // views of other buffers aside) runs in the kernel's stores; what S2
-      // placed between the two must be defined before the kernel.
-      linalg::GenericOp epilogue = findFusableEpilogue(op, /*permuted=*/true);
-      if (epilogue &&
-          !epilogue->hasAttr(PBDialect::kMatrixUnitEpilogueAttrName))
-        epilogue = nullptr;
-      if (epilogue)
-        while (op->getNextNode() != epilogue)
-          op->getNextNode()->moveBefore(op);
-      // The kernel's work: the contraction's multiply-adds on the unit's
-      // type (from the loop ranges), the epilogue's arithmetic on vector
-      // units, the buffers of both.
-      SmallVector<Operation *> statements = {op};
-      if (epilogue)
-        statements.push_back(epilogue);
-      Work work = countWork(statements);
-      work.vectorFlops = epilogue
-                             ? countWork({epilogue.getOperation()}).vectorFlops
-                             : decltype(work.vectorFlops)();
       double iterations = 1;
       for (int64_t range : op.getStaticLoopRanges())
         iterations *= static_cast<double>(range);
-      work.addFlops(/*matrix=*/true, unit->aType, 2 * iterations);
-      SmallVector<Operation *> fills =
-          gpucommon::findRemovableZeroFills(op, epilogue.getOperation());
-      // C zero-filled and its product kept in registers for the epilogue:
-      // the kernel neither reads nor writes it.
-      if (!fills.empty() && epilogue) {
-        auto cType = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
-        work.bytes -= static_cast<double>(cType.getNumElements()) *
-                      llvm::divideCeil(cType.getElementTypeBitWidth(), 8);
-      }
-      KernelBuilder(op, p, epilogue, /*zeroInit=*/!fills.empty()).build();
-      if (auto launch = dyn_cast_or_null<gpu::LaunchOp>(op->getPrevNode()))
-        launch->setAttr(PBDialect::kWorkAttrName,
-                        work.toAttr(launch.getContext()));
+      gpucommon::MatrixKernelParts parts =
+          gpucommon::prepareMatrixKernel(op, unit->aType, iterations);
+      KernelBuilder(op, p, parts.epilogue, /*zeroInit=*/!parts.fills.empty())
+          .build();
       std::string tiling =
           p.warpgroup
               ? llvm::formatv("{0} warpgroups of {1}x{2}", p.threads / 128,
@@ -855,22 +817,7 @@ public:
                   p.warpgroup  ? "matrix descriptors"
                   : p.ldmatrix ? "ldmatrix fragments"
                                : "ld.shared fragments"));
-      if (!fills.empty())
-        explain(op, llvm::formatv("matrix units: accumulators start at 0; "
-                                  "{0} zero fill(s) of C removed",
-                                  fills.size()));
-      for (Operation *fill : fills)
-        fill->erase();
-      if (epilogue) {
-        explain(epilogue,
-                llvm::formatv("matrix units: epilogue of {0} ops "
-                              "fused into the stores of the {1} "
-                              "kernel",
-                              epilogue.getBlock()->getOperations().size() - 1,
-                              unit->name));
-        epilogue->erase();
-      }
-      op->erase();
+      gpucommon::finishMatrixKernel(op, parts, unit->name);
     }
     // Epilogues of ops left to the loop mapping are ordinary generics.
     func.walk([](linalg::GenericOp generic) {

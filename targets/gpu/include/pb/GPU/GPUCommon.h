@@ -90,6 +90,30 @@ SmallVector<Operation *> findRemovableZeroFills(linalg::LinalgOp op,
 void storeThroughEpilogue(OpBuilder &b, linalg::GenericOp epilogue, Value cMem,
                           ArrayRef<Value> cIndex, Value value);
 
+/// The chip's matrix unit named by `op`'s `pb.matrix_unit` tag, which this
+/// removes; null, after an error on `op`, when the chip has none of that
+/// name.
+const MatrixUnitDesc *takeTaggedUnit(linalg::LinalgOp op, const ChipDesc &chip);
+
+/// What a matrix kernel replacing `op` takes in besides `op`.
+struct MatrixKernelParts {
+  /// The epilogue S3 tagged, moved right after `op`, or null.
+  linalg::GenericOp epilogue;
+  /// C's zero fills the kernel's accumulators replace
+  /// (findRemovableZeroFills).
+  SmallVector<Operation *> fills;
+  /// The kernel's work for the roofline estimate.
+  Work work;
+};
+/// The parts of the kernel for `op`, whose `multiplyAdds` run on a unit of
+/// `unitType`.
+MatrixKernelParts prepareMatrixKernel(linalg::LinalgOp op, ElementType unitType,
+                                      double multiplyAdds);
+/// Once the kernel is built right before `op`: its launch gets the work,
+/// the fills, the epilogue (explained) and `op` go.
+void finishMatrixKernel(linalg::LinalgOp op, const MatrixKernelParts &parts,
+                        llvm::StringRef unitName);
+
 /// The launch plan of S4's output (docs/NVIDIA.md, "The launch plan"): one
 /// JSON object per public entry,
 ///   {"name", "buffers": [{"kind": "argument", "index"} |
