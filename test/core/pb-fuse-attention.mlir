@@ -209,22 +209,38 @@ func.func @pooled_classifier(%x: tensor<1x49x64xf32>, %w: tensor<1x64x128xf32>,
 #bmn = affine_map<(b, i, j) -> (b, i, j)>
 #red = affine_map<(b, i, j) -> (b, i)>
 // Four heads of 17 queries: the eight tasks need two blocks per head, of 9
-// rows, and the rows do not divide. The second block starts at row 8, not
-// 9, and overlaps the first by a row: every block is 9 rows high, its
-// slices and intermediates static (a shorter last block would size them by
-// a value computed in the task, which bounds no affine loop).
+// rows, and the rows do not divide. The contraction is split after row 9:
+// the first 9 rows of each head are one loop of blocks, the last 8 a second
+// loop, every block's slices and intermediates static (a shorter last block
+// would size them by a value computed in the task, which bounds no affine
+// loop) and no row written by two tasks. Each part fills its own rows of C,
+// C is one empty tensor that both loops write in place, and the scores of
+// all rows are computed nowhere but in the blocks.
 // CHECK-LABEL: func.func @uneven_rows
-// CHECK-DAG:   %[[LAST:.*]] = arith.constant 8 : index
-// CHECK:       scf.forall (%[[H:.*]], %[[R:.*]]) = (0, 0) to (4, 17) step (1, 9)
-// CHECK:         %[[OFF:.*]] = arith.minsi %[[R]], %[[LAST]] : index
+// CHECK-DAG:   %[[NINE:.*]] = arith.constant 9 : index
+// CHECK:       %[[C:.*]] = tensor.empty() : tensor<4x17x16xf32>
+// CHECK-NOT:   tensor<4x17x17xf32>
+// CHECK:       %[[HEADC:.*]] = tensor.extract_slice %[[C]][0, 0, 0] [4, 9, 16]
+// CHECK:       %[[HEAD:.*]] = scf.forall (%[[H:.*]], %[[R:.*]]) = (0, 0) to (4, 9) step (1, 9) shared_outs(%[[OUT:.*]] = %[[HEADC]])
 // CHECK-NOT:     tensor<1x?
-// CHECK:         tensor.extract_slice %{{.*}}[%[[H]], %[[OFF]], 0] [1, 9, 16]
-// CHECK-NOT:     tensor<1x?
+// CHECK:         tensor.extract_slice %{{.*}}[%[[H]], %[[R]], 0] [1, 9, 16]
 // CHECK:         linalg.batch_matmul {{.*}} -> tensor<1x9x17xf32>
-// CHECK-NOT:     tensor<1x?
-// CHECK:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<1x9x17xf32>, tensor<1x17x16xf32>) outs(%{{.*}} : tensor<1x9x16xf32>)
-// CHECK:         tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[H]], %[[OFF]], 0] [1, 9, 16]
-// EXPLAIN: fuse-attention: q @ k^T, 2 ops of the softmax and @ v in one parallel loop of 8 tasks: 4 batch x 2 blocks of 9 rows (17 keys; 'l2' holds
+// CHECK:         %[[O:.*]] = tensor.extract_slice %[[OUT]][%[[H]], %[[R]], 0] [1, 9, 16]
+// CHECK:         %[[Z:.*]] = linalg.fill {{.*}} outs(%[[O]] : tensor<1x9x16xf32>)
+// CHECK:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<1x9x17xf32>, tensor<1x17x16xf32>) outs(%[[Z]] : tensor<1x9x16xf32>)
+// CHECK:         tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[H]], %[[R]], 0] [1, 9, 16]
+// CHECK:       %[[WITHHEAD:.*]] = tensor.insert_slice %[[HEAD]] into %[[C]][0, 0, 0] [4, 9, 16]
+// CHECK:       %[[TAILC:.*]] = tensor.extract_slice %[[WITHHEAD]][0, 9, 0] [4, 8, 16]
+// CHECK:       %[[TAIL:.*]] = scf.forall (%[[H2:.*]], %[[R2:.*]]) = (0, 0) to (4, 8) step (1, 8) shared_outs(%[[OUT2:.*]] = %[[TAILC]])
+// CHECK:         %[[ROW:.*]] = arith.addi %[[R2]], %[[NINE]] : index
+// CHECK:         tensor.extract_slice %{{.*}}[%[[H2]], %[[ROW]], 0] [1, 8, 16]
+// CHECK:         linalg.batch_matmul {{.*}} -> tensor<1x8x17xf32>
+// CHECK:         linalg.fill {{.*}} -> tensor<1x8x16xf32>
+// CHECK:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<1x8x17xf32>, tensor<1x17x16xf32>)
+// CHECK:         tensor.parallel_insert_slice %{{.*}} into %[[OUT2]][%[[H2]], %[[R2]], 0] [1, 8, 16]
+// CHECK:       %[[ALL:.*]] = tensor.insert_slice %[[TAIL]] into %[[WITHHEAD]][0, 9, 0] [4, 8, 16]
+// CHECK:       return %[[ALL]]
+// EXPLAIN: fuse-attention: q @ k^T, 2 ops of the softmax and @ v in two parallel loops: 4 batch x 1 block of 9 rows, then 4 batch x the last 8 rows (17 keys; 'l2' holds
 func.func @uneven_rows(%q: tensor<4x17x16xf32>, %kt: tensor<4x16x17xf32>,
                        %v: tensor<4x17x16xf32>) -> tensor<4x17x16xf32> {
   %zero = arith.constant 0.0 : f32

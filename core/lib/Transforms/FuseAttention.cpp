@@ -21,8 +21,9 @@
 // The block holds as many rows as the per-core cache keeps, with the scores
 // and the probabilities of a row, and no more than leave the cores tasks
 // enough (pb-map-matrix-units' kMinParallelBlocks). Blocks are of equal,
-// static height: when they do not divide the rows, the last one starts
-// earlier and overlaps its predecessor. The keys are not tiled: a row's
+// static height: when they do not divide the rows, the contraction is split
+// (upstream's linalg::splitOp) and the rows after the last full block are
+// one more block, in a second loop. The keys are not tiled: a row's
 // softmax sees all its scores at once, and needs no online rescaling while
 // a row of them fits that cache.
 //
@@ -33,6 +34,7 @@
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Dialect/Affine/Transforms/Transforms.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/Dominance.h"
@@ -182,75 +184,116 @@ getTileSizes(linalg::LinalgOp output, int64_t rows, unsigned &innerM) {
   return sizes;
 }
 
-/// Makes the row blocks of `forall`, tiled by `sizes` with `blockRows` of
-/// `mExtent` rows in loop `innerM`, all `blockRows` high: the last block,
-/// which tiling leaves shorter, starts at `mExtent - blockRows` instead.
-/// Its first rows are its predecessor's last ones, computed again with the
-/// same values. The sizes that tiling computed from the block's offset
-/// become the constant height, and the intermediates static tensors.
-static void alignLastBlock(scf::ForallOp forall, ArrayRef<int64_t> sizes,
-                           unsigned innerM, int64_t mExtent,
-                           int64_t blockRows) {
-  MLIRContext *context = forall.getContext();
-  // The forall has one induction variable per tiled loop, in loop order.
-  unsigned position = 0;
-  for (unsigned d = 0; d < innerM; ++d)
-    position += sizes[d] > 0;
-  Value iv = forall.getInductionVar(position);
-  int64_t lastOffset = mExtent - blockRows;
-  IRRewriter rewriter(context);
-  // A size of the block: a minimum of the offset's functions that is
-  // `blockRows` for every offset up to `lastOffset` (one result is that
-  // constant, the others, linear, are no smaller at both ends).
-  auto isBlockSize = [&](affine::AffineMinOp min) {
-    AffineMap map = min.getAffineMap();
-    if (min.getMapOperands().size() != 1 || min.getMapOperands()[0] != iv ||
-        map.getNumDims() != 1 || map.getNumSymbols() != 0)
-      return false;
-    bool constant = false;
-    for (AffineExpr e : map.getResults()) {
-      if (!e.isPureAffine())
-        return false;
-      auto c = dyn_cast<AffineConstantExpr>(e);
-      if (c && c.getValue() == blockRows) {
-        constant = true;
-        continue;
-      }
-      for (int64_t at : {int64_t(0), lastOffset}) {
-        AffineExpr value = simplifyAffineExpr(
-            e.replaceDims(getAffineConstantExpr(at, context)), 1, 0);
-        auto folded = dyn_cast<AffineConstantExpr>(value);
-        if (!folded || folded.getValue() < blockRows)
-          return false;
-      }
-    }
-    return constant;
-  };
-  SmallVector<affine::AffineMinOp> blockSizes;
-  forall.walk([&](affine::AffineMinOp min) {
-    if (isBlockSize(min))
-      blockSizes.push_back(min);
-  });
-  rewriter.setInsertionPointToStart(forall.getBody());
-  for (affine::AffineMinOp min : blockSizes)
-    rewriter.replaceOpWithNewOp<arith::ConstantIndexOp>(min, blockRows);
-  AffineExpr d0 = getAffineDimExpr(0, context);
-  auto offset = affine::AffineMinOp::create(
-      rewriter, forall.getLoc(),
-      AffineMap::get(1, 0, {d0, getAffineConstantExpr(lastOffset, context)},
-                     context),
-      ValueRange{iv});
-  rewriter.replaceAllUsesExcept(iv, offset.getResult(), offset);
-  // Constant sizes into the types: the slices, the intermediates' empty
-  // tensors and the ops on them (linalg's folding of tensor casts).
+/// Tiles `op` by `sizes` into an scf.forall and computes the spine of
+/// `attention` and the fills `op` reads inside it, per task; returns the
+/// loop, or null when tile-and-fuse fails (nothing rewritten then).
+static Operation *tileAndFuse(IRRewriter &rewriter, TilingInterface op,
+                              ArrayRef<int64_t> sizes,
+                              const Attention &attention) {
+  MLIRContext *context = op->getContext();
+  rewriter.setInsertionPoint(op);
+  scf::SCFTilingOptions tiling;
+  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  tiling.setTileSizes(getAsIndexOpFoldResult(context, sizes));
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tiling);
+  // The spine is computed per block; so are fills (the reductions' initial
+  // values, C's zeros). Anything else (a mask from the inputs, q, k, v) is
+  // computed once, outside.
+  options.setFusionControlFn(
+      [&](tensor::ExtractSliceOp, OpResult producer,
+          bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        Operation *def = producer.getOwner();
+        if (attention.spine.contains(def) || isa<linalg::FillOp>(def))
+          return scf::SCFTileAndFuseOptions::ControlFnResult{};
+        return std::nullopt;
+      });
+  RewritePatternSet cleanup(context);
+  tensor::ExtractSliceOp::getCanonicalizationPatterns(cleanup, context);
+  tensor::populateMergeConsecutiveInsertExtractSlicePatterns(cleanup);
+  tensor::populateBubbleUpExtractSliceOpPatterns(cleanup);
+  // A block's intermediates are tensors of the block's shape, not slices
+  // of whole ones: buffers of a task, not views of a buffer of all rows.
+  tensor::populateFoldTensorEmptyPatterns(cleanup);
+  options.cleanupPatterns = FrozenRewritePatternSet(std::move(cleanup));
+  FailureOr<scf::SCFTileAndFuseResult> result =
+      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, op, options);
+  if (failed(result))
+    return nullptr;
+  for (OpResult res : op->getResults())
+    rewriter.replaceAllUsesWith(res, result->replacements.lookup(res));
+  rewriter.eraseOp(op);
+  // A producer with several consumers in the block (the scores feed the
+  // row maximum and the exponentials) was fused once per consumer, each
+  // copy indexed by its own (equal) affine.apply: canonicalized, the
+  // copies are one; the slices fusion replaced are dead.
+  Operation *loop = result->loops.front();
   RewritePatternSet patterns(context);
-  for (Dialect *dialect : context->getLoadedDialects())
-    dialect->getCanonicalizationPatterns(patterns);
-  for (RegisteredOperationName op : context->getRegisteredOperations())
-    op.getCanonicalizationPatterns(patterns, context);
-  (void)applyPatternsGreedily(forall, std::move(patterns));
-  DominanceInfo dominance(forall);
-  eliminateCommonSubExpressions(rewriter, dominance, forall);
+  affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
+  affine::AffineLinearizeIndexOp::getCanonicalizationPatterns(patterns,
+                                                              context);
+  affine::AffineDelinearizeIndexOp::getCanonicalizationPatterns(patterns,
+                                                                context);
+  tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, context);
+  tensor::populateFoldTensorEmptyPatterns(patterns);
+  (void)applyPatternsGreedily(loop, std::move(patterns));
+  DominanceInfo dominance(loop);
+  eliminateCommonSubExpressions(rewriter, dominance, loop);
+  // The blocks' offsets as arith ops, as S1 leaves indices (lower-affine):
+  // in the loops S2 makes of the bodies, the task's index is no valid
+  // affine symbol.
+  RewritePatternSet lowering(context);
+  populateAffineToStdConversionPatterns(lowering);
+  affine::populateAffineExpandIndexOpsPatterns(lowering);
+  (void)applyPatternsGreedily(loop, std::move(lowering));
+  return loop;
+}
+
+/// After linalg::splitOp along the rows, `head` and `tail` write disjoint
+/// rows of C, which starts as a fill: each part fills its own slice (the
+/// fill fused into its blocks then), and the head's slice and result go
+/// into C's empty tensor, which the parts cover, rather than into the fill.
+/// The slices stay those splitOp made, so that the parts' loops write the
+/// one buffer of C in place.
+static void startPartsFromFill(IRRewriter &rewriter, linalg::LinalgOp head,
+                               linalg::LinalgOp tail) {
+  // Each part's C: a slice of C's fill (the head's) or of the head's
+  // result inserted into that fill (the tail's).
+  linalg::FillOp fill;
+  SmallVector<std::pair<OpOperand *, tensor::ExtractSliceOp>> inits;
+  for (linalg::LinalgOp part : {head, tail}) {
+    OpOperand *init = part.getDpsInitOperand(0);
+    auto slice = init->get().getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice || !slice->hasOneUse())
+      return;
+    Value whole = slice.getSource();
+    if (auto inserted = whole.getDefiningOp<tensor::InsertSliceOp>())
+      whole = inserted.getDest();
+    auto partFill = whole.getDefiningOp<linalg::FillOp>();
+    if (!partFill || (fill && partFill != fill))
+      return;
+    fill = partFill;
+    inits.push_back({init, slice});
+  }
+  auto empty = fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>();
+  tensor::InsertSliceOp headInsert;
+  for (Operation *user : head->getResult(0).getUsers())
+    if (auto insert = dyn_cast<tensor::InsertSliceOp>(user))
+      if (insert.getDest() == fill.getResult(0))
+        headInsert = insert;
+  if (!empty || !headInsert || inits[0].second.getSource() != fill.getResult(0))
+    return;
+  rewriter.modifyOpInPlace(
+      inits[0].second, [&] { inits[0].second.getSourceMutable().set(empty); });
+  rewriter.modifyOpInPlace(headInsert,
+                           [&] { headInsert.getDestMutable().set(empty); });
+  for (auto [init, slice] : inits) {
+    rewriter.setInsertionPointAfter(slice);
+    Value zeros = linalg::FillOp::create(rewriter, slice.getLoc(),
+                                         fill.getInputs()[0], slice.getResult())
+                      .getResult(0);
+    rewriter.modifyOpInPlace(init->getOwner(), [&] { init->set(zeros); });
+  }
 }
 
 void PBFuseAttentionPass::runOnOperation() {
@@ -334,74 +377,53 @@ void PBFuseAttentionPass::runOnOperation() {
       continue;
     }
 
+    // Rows that the blocks do not divide: the contraction is split at the
+    // last full block, and the rows after it are a block of their own, so
+    // that every block has a static height (a dynamic one would bound S2's
+    // loops by a value computed in the task, no valid affine dimension) and
+    // no two tasks write the same rows.
+    int64_t tailRows = blocks > 1 ? mExtent % blockRows : 0;
     IRRewriter rewriter(&getContext());
     rewriter.setInsertionPoint(output);
-    scf::SCFTilingOptions tiling;
-    tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-    tiling.setTileSizes(
-        getAsIndexOpFoldResult(&getContext(), ArrayRef<int64_t>(*sizes)));
-    scf::SCFTileAndFuseOptions options;
-    options.setTilingOptions(tiling);
-    // The spine is computed per block; so are fills (the reductions' initial
-    // values, C's zeros). Anything else (a mask from the inputs, q, k, v) is
-    // computed once, outside.
-    options.setFusionControlFn(
-        [&](tensor::ExtractSliceOp, OpResult producer, bool)
-            -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-          Operation *op = producer.getOwner();
-          if (attention->spine.contains(op) || isa<linalg::FillOp>(op))
-            return scf::SCFTileAndFuseOptions::ControlFnResult{};
-          return std::nullopt;
-        });
-    RewritePatternSet cleanup(&getContext());
-    tensor::ExtractSliceOp::getCanonicalizationPatterns(cleanup, &getContext());
-    tensor::populateMergeConsecutiveInsertExtractSlicePatterns(cleanup);
-    tensor::populateBubbleUpExtractSliceOpPatterns(cleanup);
-    // A block's intermediates are tensors of the block's shape, not slices
-    // of whole ones: buffers of a task, not views of a buffer of all rows.
-    tensor::populateFoldTensorEmptyPatterns(cleanup);
-    options.cleanupPatterns = FrozenRewritePatternSet(std::move(cleanup));
-    auto tilingOp = cast<TilingInterface>(output.getOperation());
-    FailureOr<scf::SCFTileAndFuseResult> result =
-        scf::tileConsumerAndFuseProducersUsingSCF(rewriter, tilingOp, options);
-    if (failed(result)) {
+    SmallVector<std::pair<TilingInterface, SmallVector<int64_t>>> parts;
+    if (tailRows == 0) {
+      parts.push_back({cast<TilingInterface>(output.getOperation()), *sizes});
+    } else {
+      auto [head, tail] = linalg::splitOp(
+          rewriter, cast<TilingInterface>(output.getOperation()), innerM,
+          rewriter.getIndexAttr(mExtent - tailRows));
+      if (!head || !tail) {
+        skip("the rows after the last full block could not be split off");
+        continue;
+      }
+      startPartsFromFill(rewriter, cast<linalg::LinalgOp>(head.getOperation()),
+                         cast<linalg::LinalgOp>(tail.getOperation()));
+      SmallVector<int64_t> tailSizes = *sizes;
+      tailSizes[innerM] = tailRows;
+      parts.push_back({head, *sizes});
+      parts.push_back({tail, tailSizes});
+    }
+    SmallVector<Operation *> loops;
+    for (auto &[part, partSizes] : parts) {
+      Operation *loop = tileAndFuse(rewriter, part, partSizes, *attention);
+      if (loop)
+        loops.push_back(loop);
+    }
+    // (A part left untiled stays correct: it reads the spine, which then
+    // stays too.)
+    if (loops.empty()) {
       skip("tile-and-fuse failed");
       continue;
     }
-    for (OpResult res : output->getResults())
-      rewriter.replaceAllUsesWith(res, result->replacements.lookup(res));
-    rewriter.eraseOp(output);
-    // A producer with several consumers in the block (the scores feed the
-    // row maximum and the exponentials) was fused once per consumer, each
-    // copy indexed by its own (equal) affine.apply: canonicalized, the
-    // copies are one; the slices fusion replaced are dead.
-    Operation *loop = result->loops.front();
-    RewritePatternSet patterns(&getContext());
-    affine::AffineApplyOp::getCanonicalizationPatterns(patterns, &getContext());
-    affine::AffineLinearizeIndexOp::getCanonicalizationPatterns(patterns,
-                                                                &getContext());
-    affine::AffineDelinearizeIndexOp::getCanonicalizationPatterns(
-        patterns, &getContext());
-    tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns,
-                                                        &getContext());
-    tensor::populateFoldTensorEmptyPatterns(patterns);
-    (void)applyPatternsGreedily(loop, std::move(patterns));
-    DominanceInfo dominance(loop);
-    eliminateCommonSubExpressions(rewriter, dominance, loop);
-    // Rows that the blocks do not divide: the last block moves up to end at
-    // the last row, overlapping its predecessor, so that every block has
-    // the same static height (a dynamic one would bound S2's loops by a
-    // value computed in the task, no valid affine dimension).
-    if (blocks > 1 && mExtent % blockRows != 0)
-      alignLastBlock(cast<scf::ForallOp>(loop), *sizes, innerM, mExtent,
-                     blockRows);
-    // The blocks' offsets as arith ops, as S1 leaves indices (lower-affine):
-    // in the loops S2 makes of the bodies, the task's index is no valid
-    // affine symbol.
-    RewritePatternSet lowering(&getContext());
-    populateAffineToStdConversionPatterns(lowering);
-    affine::populateAffineExpandIndexOpsPatterns(lowering);
-    (void)applyPatternsGreedily(loop, std::move(lowering));
+    // (Splitting sliced the probabilities for each part; fusion left those
+    // slices unused.)
+    SmallVector<tensor::ExtractSliceOp> slices;
+    func.walk([&](tensor::ExtractSliceOp slice) {
+      if (slice->use_empty())
+        slices.push_back(slice);
+    });
+    for (tensor::ExtractSliceOp slice : slices)
+      rewriter.eraseOp(slice);
     for (Operation *op : llvm::reverse(attention->spine))
       if (op->use_empty())
         rewriter.eraseOp(op);
@@ -417,16 +439,25 @@ void PBFuseAttentionPass::runOnOperation() {
         rewriter.eraseOp(op);
     // The softmax's ops per block: the generics but the two contractions.
     unsigned softmaxOps = 0;
-    loop->walk([&](linalg::GenericOp generic) {
+    loops.front()->walk([&](linalg::GenericOp generic) {
       softmaxOps += !pb::isMultiplyAccumulate(generic);
     });
-    explain(loop,
+    std::string tasks =
+        loops.size() == 1
+            ? llvm::formatv("one parallel loop of {0} tasks: {1} batch x {2} "
+                            "blocks of {3} rows",
+                            batchTasks * blocks, batchTasks, blocks, blockRows)
+                  .str()
+            : llvm::formatv("two parallel loops: {0} batch x {1} block{2} of "
+                            "{3} rows, then {0} batch x the last {4} rows",
+                            batchTasks, blocks - 1, blocks > 2 ? "s" : "",
+                            blockRows, tailRows)
+                  .str();
+    explain(loops.front(),
             llvm::formatv("fuse-attention: q @ k^T, {0} ops of the softmax "
-                          "and @ v in one parallel loop of {1} tasks: {2} "
-                          "batch x {3} blocks of {4} rows ({5} keys; '{6}' "
-                          "holds {7} rows of scores and probabilities)",
-                          softmaxOps, batchTasks * blocks, batchTasks, blocks,
-                          blockRows, keys, cache->name, rows)
+                          "and @ v in {1} ({2} keys; '{3}' holds {4} rows of "
+                          "scores and probabilities)",
+                          softmaxOps, tasks, keys, cache->name, rows)
                 .str());
   }
 }
