@@ -31,11 +31,11 @@
 using namespace mlir;
 
 static std::string getS1Spec(const pb::PipelineOptions &options) {
-  return std::string("canonicalize,func.func(pb-decompose-aggregates,"
+  return std::string("canonicalize{top-down=false},func.func(pb-decompose-aggregates,"
                      "pb-conv-to-channels-last,pb-fold-transposes),"
                      "pb-fuse-elementwise,func.func(pb-propagate-layouts") +
          (options.optionalRewrites ? ",pb-hoist-invariants" : "") +
-         "),canonicalize,cse,"
+         "),canonicalize{top-down=false},cse,"
          // Reshape fusion leaves affine.apply on linalg.index in bodies; once
          // S2 turns the indices into loop IVs they are no valid affine
          // symbols.
@@ -54,7 +54,7 @@ static std::string getS2Spec(const pb::PipelineOptions &options) {
          "modify-public-functions},"
          "func.func(buffer-hoisting),buffer-deallocation-pipeline,"
          "func.func(pb-lower-to-affine,pb-fold-views),fold-memref-alias-ops,"
-         "canonicalize,cse,"
+         "canonicalize{top-down=false},cse,"
          "func.func(affine-scalrep)";
 }
 
@@ -72,7 +72,7 @@ static std::string getS3Spec(const pb::PipelineOptions &options) {
   // Contractions left for the target's warp- or warpgroup-level units stay
   // linalg ops (tagged pb.matrix_unit) for S4; the rest become loops.
   spec += "func.func(pb-lower-to-affine{contractions=1},pb-fold-views),"
-          "canonicalize,"
+          "canonicalize{top-down=false},"
           "func.func(";
   // Row-wise nests (softmax, layernorm) fuse at their rows first; their
   // reductions then leave memory for iter_args, which affine-scalrep
@@ -87,7 +87,7 @@ static std::string getS3Spec(const pb::PipelineOptions &options) {
     spec += ",pb-register-accumulators,pb-interleave-reductions,"
             "pb-hoist-reciprocals";
   spec += "),"
-          "canonicalize,cse";
+          "canonicalize{top-down=false},cse";
   return spec;
 }
 
