@@ -336,3 +336,30 @@ func.func @mutable_b(%a: memref<64x2xf32>, %c: memref<64x32xf32>) {
                 outs(%c : memref<64x32xf32>)
   return
 }
+
+// -----
+
+// M = 20 rows in 12 x 32 register tiles: the second tile of rows is an edge
+// tile. Its columns still lie inside N (the tiles divide N = 64), so it
+// reads and writes C a whole vector at a time, its rows past M skipped by
+// their checks: no masked transfer of C, whose masks LLVM compiled for
+// every edge vector. With N = 40 the tiles pass N and the edge tile's
+// vectors stay masked.
+// CHECK-LABEL: func.func @m_edge_whole_columns
+// CHECK-NOT:   vector.transfer_read %arg2
+// CHECK-NOT:   vector.transfer_write {{.*}}, %arg2
+// CHECK:       return
+// CHECK-LABEL: func.func @n_edge_masked_columns
+// CHECK:       vector.transfer_write {{.*}}, %arg2
+func.func @m_edge_whole_columns(%a: memref<20x64xf32>, %b: memref<64x64xf32>,
+                                %c: memref<20x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<20x64xf32>, memref<64x64xf32>)
+                outs(%c : memref<20x64xf32>)
+  return
+}
+func.func @n_edge_masked_columns(%a: memref<20x64xf32>, %b: memref<64x40xf32>,
+                                 %c: memref<20x40xf32>) {
+  linalg.matmul ins(%a, %b : memref<20x64xf32>, memref<64x40xf32>)
+                outs(%c : memref<20x40xf32>)
+  return
+}

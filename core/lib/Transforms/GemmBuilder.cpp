@@ -937,8 +937,12 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
           auto ifOp = scf::IfOp::create(b, TypeRange{vecType}, inside, true);
           OpBuilder::InsertionGuard g(b);
           b.setInsertionPointToStart(ifOp.thenBlock());
-          Value read = vector::TransferReadOp::create(
-              b, vecType, cView, index, zero, ArrayRef<bool>{false});
+          Value read;
+          if (columnsFit(fullTile))
+            read = vector::LoadOp::create(b, vecType, cView, index);
+          else
+            read = vector::TransferReadOp::create(
+                b, vecType, cView, index, zero, ArrayRef<bool>{false});
           scf::YieldOp::create(b, read);
           b.setInsertionPointToStart(ifOp.elseBlock());
           scf::YieldOp::create(b, zeroVec);
@@ -1092,7 +1096,7 @@ void GemmBuilder::storeVector(Value value, ArrayRef<Value> index, Value row,
     memref = targetRows;
     at = rowIndex(index, row, cRowsPos);
   }
-  if (fullTile)
+  if (columnsFit(fullTile))
     vector::StoreOp::create(b, value, memref, at);
   else
     vector::TransferWriteOp::create(b, value, memref, at,
@@ -1124,7 +1128,7 @@ Value GemmBuilder::applyEpilogue(Value acc, ArrayRef<Value> cIndex,
     if (!vectorRead) {
       value = vector::BroadcastOp::create(
           b, vecType, memref::LoadOp::create(b, input->get(), index));
-    } else if (fullTile) {
+    } else if (columnsFit(fullTile)) {
       value = vector::LoadOp::create(b, vecType, input->get(), index);
     } else {
       Value pad = arith::ConstantOp::create(b, b.getZeroAttr(elementType));

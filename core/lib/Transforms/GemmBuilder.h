@@ -310,6 +310,12 @@ private:
   /// enclosing loop (GemmPlan::insideTask): the task loops below are serial.
   bool serialTasks = false;
 
+  /// Whether a tile's columns are all inside N: on a full tile, and on
+  /// every edge tile when the tiles divide N and its NC blocks (the edge is
+  /// then M's alone, its rows guarded, its vectors read and written whole).
+  bool columnsFit(bool fullTile) const {
+    return fullTile || (p.n % p.nr == 0 && p.nc % p.nr == 0);
+  }
   void storeTile(ArrayRef<Value> accs, ArrayRef<SmallVector<Value>> cIndex,
                  ArrayRef<Value> rows, bool fullTile, bool applyEpilogue);
   Value applyEpilogue(Value acc, ArrayRef<Value> cIndex, bool fullTile);
@@ -318,7 +324,7 @@ private:
   void enterRowInsideM(Value row);
   /// Stores `value`, the vector at C's indices `index` in row `row`, into C
   /// or, with `withEpilogue`, into the epilogue's output; masked on an edge
-  /// tile.
+  /// tile whose columns may pass N.
   void storeVector(Value value, ArrayRef<Value> index, Value row, bool fullTile,
                    bool withEpilogue);
   /// Stores a tile's sums through an epilogue applied by a loop over the
