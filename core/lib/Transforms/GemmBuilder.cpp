@@ -941,8 +941,8 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
           if (columnsFit(fullTile))
             read = vector::LoadOp::create(b, vecType, cView, index);
           else
-            read = vector::TransferReadOp::create(
-                b, vecType, cView, index, zero, ArrayRef<bool>{false});
+            read = vector::TransferReadOp::create(b, vecType, cView, index,
+                                                  zero, ArrayRef<bool>{false});
           scf::YieldOp::create(b, read);
           b.setInsertionPointToStart(ifOp.elseBlock());
           scf::YieldOp::create(b, zeroVec);

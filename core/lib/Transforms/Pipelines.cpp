@@ -31,9 +31,10 @@
 using namespace mlir;
 
 static std::string getS1Spec(const pb::PipelineOptions &options) {
-  return std::string("canonicalize{top-down=false},func.func(pb-decompose-aggregates,"
-                     "pb-conv-to-channels-last,pb-fold-transposes),"
-                     "pb-fuse-elementwise,func.func(pb-propagate-layouts") +
+  return std::string(
+             "canonicalize{top-down=false},func.func(pb-decompose-aggregates,"
+             "pb-conv-to-channels-last,pb-fold-transposes),"
+             "pb-fuse-elementwise,func.func(pb-propagate-layouts") +
          (options.optionalRewrites ? ",pb-hoist-invariants" : "") +
          "),canonicalize{top-down=false},cse,"
          // Reshape fusion leaves affine.apply on linalg.index in bodies; once
