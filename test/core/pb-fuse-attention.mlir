@@ -25,7 +25,7 @@
 // CHECK:         %[[R:.*]] = linalg.batch_matmul ins(%{{.*}}, %[[V]] : tensor<1x128x128xf32>, tensor<1x128x32xf32>) outs(%[[OZ]] :
 // CHECK:         tensor.parallel_insert_slice %[[R]] into %[[OUT]][%[[H]], 0, 0] [1, 128, 32]
 // CHECK-NOT:   linalg.batch_matmul
-// EXPLAIN: fuse-attention: q @ k^T, 2 ops of the softmax and @ v in one parallel loop of 8 tasks: 8 batch x 1 blocks of 128 rows (128 keys; 'l2' holds 512 rows of scores and probabilities)
+// EXPLAIN: fuse-attention: q @ k^T, 2 ops of the softmax and @ v in one parallel loop of 8 tasks: 8 batch x 1 block of 128 rows (128 keys; 'l2' holds 512 rows of scores and probabilities)
 // GPU-LABEL: func.func @softmax_attention
 // GPU-NOT:   scf.forall
 func.func @softmax_attention(%q: tensor<8x128x32xf32>, %kt: tensor<8x32x128xf32>,

@@ -445,8 +445,9 @@ void PBFuseAttentionPass::runOnOperation() {
     std::string tasks =
         loops.size() == 1
             ? llvm::formatv("one parallel loop of {0} tasks: {1} batch x {2} "
-                            "blocks of {3} rows",
-                            batchTasks * blocks, batchTasks, blocks, blockRows)
+                            "block{3} of {4} rows",
+                            batchTasks * blocks, batchTasks, blocks,
+                            blocks > 1 ? "s" : "", blockRows)
                   .str()
             : llvm::formatv("two parallel loops: {0} batch x {1} block{2} of "
                             "{3} rows, then {0} batch x the last {4} rows",
