@@ -102,6 +102,74 @@ struct BandFootprint {
   }
 };
 
+/// Whether `band` carries no dependence, decided without Presburger
+/// arithmetic: the only memory accesses in it are affine loads and stores,
+/// and every access to a memref the band stores to subscripts it with each
+/// band loop's index, alone, at one position that is the same for all those
+/// accesses (a pooling's running maximum, read and written at [n, h, w, c]
+/// by the loops over h and w). Two accesses to one element then come from
+/// the same band iteration, so tiling is valid and every band loop is
+/// parallel. (Like upstream's dependence analysis, accesses through
+/// different memref values are taken as independent.) Otherwise the caller
+/// asks the dependence analysis; a model's streaming, elementwise and
+/// pooling nests, most of its tiled bands, need no more.
+static bool carriesNoDependence(ArrayRef<affine::AffineForOp> band) {
+  // Per memref: the result position of each band loop's index in the
+  // first access, whether every access has the same ones, and whether the
+  // band stores to it.
+  struct Accesses {
+    SmallVector<int64_t> positions;
+    bool stored = false;
+    bool consistent = true;
+  };
+  llvm::DenseMap<Value, Accesses> memrefs;
+  auto record = [&](Value memref, AffineMap map, ValueRange operands,
+                    bool store) {
+    SmallVector<int64_t> positions;
+    for (affine::AffineForOp loop : band) {
+      Value iv = loop.getInductionVar();
+      int64_t position = -1;
+      for (auto [i, e] : llvm::enumerate(map.getResults())) {
+        auto dim = dyn_cast<AffineDimExpr>(e);
+        if (dim && dim.getPosition() < operands.size() &&
+            operands[dim.getPosition()] == iv) {
+          position = i;
+          break;
+        }
+      }
+      positions.push_back(position);
+    }
+    Accesses &accesses = memrefs[memref];
+    accesses.stored |= store;
+    if (accesses.positions.empty())
+      accesses.positions = positions;
+    accesses.consistent &=
+        accesses.positions == positions && !llvm::is_contained(positions, -1);
+  };
+  WalkResult walk = band.front()->walk([&](Operation *op) {
+    if (auto load = dyn_cast<affine::AffineLoadOp>(op)) {
+      record(load.getMemRef(), load.getAffineMap(), load.getMapOperands(),
+             false);
+      return WalkResult::advance();
+    }
+    if (auto store = dyn_cast<affine::AffineStoreOp>(op)) {
+      record(store.getMemRef(), store.getAffineMap(), store.getMapOperands(),
+             true);
+      return WalkResult::advance();
+    }
+    if (isa<affine::AffineForOp, affine::AffineIfOp, affine::AffineYieldOp>(
+            op) ||
+        isMemoryEffectFree(op))
+      return WalkResult::advance();
+    return WalkResult::interrupt();
+  });
+  if (walk.wasInterrupted())
+    return false;
+  return llvm::all_of(memrefs, [](const auto &entry) {
+    return !entry.second.stored || entry.second.consistent;
+  });
+}
+
 /// The on-chip levels to tile for, largest first: every level between
 /// registers and main memory, at most `maxLevels` of the innermost ones.
 static SmallVector<const MemoryLevelDesc *>
@@ -205,6 +273,8 @@ private:
                               footprint.bytes(tile), budget));
         continue;
       }
+      if (parallel.empty() && carriesNoDependence(band))
+        parallel.assign(band.size(), true);
       if (parallel.empty()) {
         if (!affine::isTilingValid(band)) {
           explain(root,
