@@ -170,10 +170,15 @@ class CompiledGraph:
         self.plan = emitted.plan
         self.single = emitted.single
         self.container = emitted.out_container
+        self.arg_orders = emitted.arg_orders or [None] * len(self.arg_indices)
 
     def __call__(self, *args):
         if self.executable is not None:
-            results = self.executable.run("forward", [args[i] for i in self.arg_indices])
+            # Arguments in their memory order (see EmittedGraph.arg_orders):
+            # a channels-last tensor is passed without a copy.
+            inputs = [args[i] if order is None else args[i].permute(order)
+                      for i, order in zip(self.arg_indices, self.arg_orders)]
+            results = self.executable.run("forward", inputs)
         else:
             results = []
         outs = []

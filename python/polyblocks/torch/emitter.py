@@ -211,6 +211,11 @@ class EmittedGraph:
     out_container: type = tuple
     num_results: int = 0
     ops: list[str] = field(default_factory=list)
+    # Per func argument: the order of its dimensions in memory when it is
+    # not the logical one (a channels-last tensor), else None. The
+    # argument is passed as the tensor permuted to that order (contiguous,
+    # no copy) and the func transposes it back.
+    arg_orders: list = field(default_factory=list)
 
 
 def emit_graph(gm: fx.GraphModule, func_name: str = "forward") -> EmittedGraph:
@@ -221,6 +226,7 @@ def emit_graph(gm: fx.GraphModule, func_name: str = "forward") -> EmittedGraph:
     env: dict = {}
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
     args = []
+    orders = []
     for i, p in enumerate(placeholders):
         val = _meta(p)
         if not p.users:
@@ -230,8 +236,16 @@ def emit_graph(gm: fx.GraphModule, func_name: str = "forward") -> EmittedGraph:
             if val.numel() == 0:
                 env[p] = _empty_value(val)
                 continue
-            v = Value(f"%arg{len(args)}", tuple(val.shape), val.dtype)
-            env[p] = v
+            order = _memory_order(val)
+            if order is None:
+                v = Value(f"%arg{len(args)}", tuple(val.shape), val.dtype)
+                env[p] = v
+            else:
+                v = Value(f"%arg{len(args)}", tuple(val.shape[d] for d in order),
+                          val.dtype)
+                inverse = [order.index(d) for d in range(len(order))]
+                env[p] = b.transpose(v, inverse)
+            orders.append(order)
             args.append((i, v))
         else:
             raise Unsupported(f"input {p.name} is a {type(val).__name__}")
@@ -306,4 +320,20 @@ def emit_graph(gm: fx.GraphModule, func_name: str = "forward") -> EmittedGraph:
     return EmittedGraph(text="\n".join(lines) + "\n", arg_indices=[i for i, _ in args],
                         plan=plan, single=single,
                         out_container=type(outs) if not single else tuple,
-                        num_results=len(results), ops=ops)
+                        num_results=len(results), ops=ops, arg_orders=orders)
+
+
+def _memory_order(val: torch.Tensor) -> list[int] | None:
+    """The order of `val`'s dimensions in memory, outermost first, when it
+    is dense but not in its logical order (channels-last activations and
+    filters); None when it is contiguous, or strided otherwise (such an
+    input is copied to a contiguous one when the graph runs)."""
+    if val.dim() < 2 or val.is_contiguous():
+        return None
+    strides = val.stride()
+    if not all(isinstance(s, int) for s in strides):
+        return None
+    order = sorted(range(val.dim()), key=lambda d: (-strides[d], d))
+    if order == list(range(val.dim())) or not val.permute(order).is_contiguous():
+        return None
+    return order
