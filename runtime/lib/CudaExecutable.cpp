@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuPlan.h"
 #include "Internal.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -169,24 +170,6 @@ static pb_status *getDriver(const Driver *&out) {
 // The executable
 //===----------------------------------------------------------------------===//
 
-namespace {
-struct Launch {
-  CUfunction function;
-  unsigned grid[3], block[3];
-  unsigned dynamicShared;
-  std::vector<size_t> args; // buffer indices
-};
-
-struct Plan {
-  /// Per buffer: the caller's buffer index (argument) or -1 (temporary).
-  std::vector<int64_t> argumentIndex;
-  /// Per buffer: the bytes of a temporary (0 for arguments).
-  std::vector<size_t> temporaryBytes;
-  std::vector<Launch> launches;
-  size_t numBuffers; // the caller's: inputs, then outputs
-};
-} // namespace
-
 namespace mlir::pb::runtime {
 struct CudaExecutable {
   const Driver *driver = nullptr;
@@ -196,7 +179,7 @@ struct CudaExecutable {
   bool retained = false;
   bool memoryPools = false;
   std::vector<CUmodule> modules;
-  llvm::StringMap<Plan> plans;
+  llvm::StringMap<GpuPlan<CUfunction>> plans;
 
   ~CudaExecutable() {
     if (!driver)
@@ -297,31 +280,25 @@ mlir::pb::runtime::loadCudaExecutable(const pb_artifact &artifact,
   }
 
   for (auto &item : payload.plans) {
-    PlanSpec &spec = item.getValue();
-    Plan plan;
-    plan.numBuffers = spec.numBuffers;
-    plan.argumentIndex = std::move(spec.argumentIndex);
-    plan.temporaryBytes = std::move(spec.temporaryBytes);
-    for (LaunchSpec &launch : spec.launches) {
-      Launch step;
-      std::copy(launch.grid, launch.grid + 3, step.grid);
-      std::copy(launch.block, launch.block + 3, step.block);
-      step.dynamicShared = launch.dynamicShared;
-      step.args = std::move(launch.args);
+    GpuPlan<CUfunction> plan;
+    auto resolve = [&](const LaunchSpec &launch,
+                       CUfunction &function) -> pb_status * {
       if (CUresult result = driver->cuModuleGetFunction(
-              &step.function, moduleByName.lookup(launch.module),
+              &function, moduleByName.lookup(launch.module),
               launch.kernel.c_str()))
         return cudaError(*driver, result,
                          "cuModuleGetFunction ('" + launch.kernel + "')");
       // Dynamic shared memory beyond the default 48 KiB must be opted into.
-      if (step.dynamicShared > 48 * 1024)
+      if (launch.dynamicShared > 48 * 1024)
         if (CUresult result = driver->cuFuncSetAttribute(
-                step.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                step.dynamicShared))
+                function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                launch.dynamicShared))
           return cudaError(*driver, result,
                            "cuFuncSetAttribute ('" + launch.kernel + "')");
-      plan.launches.push_back(std::move(step));
-    }
+      return nullptr;
+    };
+    if (pb_status *status = buildGpuPlan(item.getValue(), plan, resolve))
+      return status;
     executable->plans[item.getKey()] = std::move(plan);
   }
   out = std::move(executable);
@@ -343,80 +320,53 @@ pb_status *mlir::pb::runtime::runCudaExecutable(CudaExecutable &executable,
                                                 void *const *buffers,
                                                 void *stream) {
   const Driver &driver = *executable.driver;
-  const Plan &plan = executable.plans.find(entry)->second;
   auto cuStream = static_cast<CUstream>(stream);
+  bool pools = executable.memoryPools;
   ContextScope scope(driver, executable.context);
-
-  // Device addresses of the plan's buffers; temporaries are allocated here.
-  std::vector<CUdeviceptr> addresses(plan.argumentIndex.size(), 0);
-  std::vector<CUdeviceptr> temporaries;
-  pb_status *status = nullptr;
-  for (size_t i = 0; i < addresses.size() && !status; ++i) {
-    if (plan.argumentIndex[i] >= 0) {
-      addresses[i] = reinterpret_cast<CUdeviceptr>(
-          buffers[static_cast<size_t>(plan.argumentIndex[i])]);
-      continue;
-    }
-    size_t bytes = std::max<size_t>(plan.temporaryBytes[i], 1);
-    CUresult result =
-        executable.memoryPools
-            ? driver.cuMemAllocAsync(&addresses[i], bytes, cuStream)
-            : driver.cuMemAlloc(&addresses[i], bytes);
-    if (result != CUDA_SUCCESS) {
-      status = cudaError(driver, result,
-                         llvm::Twine(executable.memoryPools ? "cuMemAllocAsync"
-                                                            : "cuMemAlloc") +
-                             " (" + llvm::Twine(bytes) +
-                             " bytes of temporary buffer " + llvm::Twine(i) +
-                             " of entry '" + entry + "')");
-      break;
-    }
-    temporaries.push_back(addresses[i]);
-  }
-
-  std::vector<CUdeviceptr> values;
-  std::vector<void *> params;
-  for (size_t l = 0; l < plan.launches.size() && !status; ++l) {
-    const Launch &launch = plan.launches[l];
-    // A launch with no blocks or threads has nothing to do.
-    if (!launch.grid[0] || !launch.grid[1] || !launch.grid[2] ||
-        !launch.block[0] || !launch.block[1] || !launch.block[2])
-      continue;
-    values.assign(launch.args.size(), 0);
-    params.assign(launch.args.size(), nullptr);
-    for (size_t a = 0; a < launch.args.size(); ++a) {
-      values[a] = addresses[launch.args[a]];
-      params[a] = &values[a];
-    }
-    if (CUresult result = driver.cuLaunchKernel(
-            launch.function, launch.grid[0], launch.grid[1], launch.grid[2],
-            launch.block[0], launch.block[1], launch.block[2],
-            launch.dynamicShared, cuStream,
-            params.empty() ? nullptr : params.data(), nullptr)) {
-      status = cudaError(driver, result,
-                         "cuLaunchKernel (launch " + llvm::Twine(l) +
-                             " of entry '" + entry + "')");
-    }
-  }
-
-  if (!temporaries.empty()) {
-    if (executable.memoryPools) {
+  auto allocate = [&](CUdeviceptr &address, size_t bytes,
+                      size_t buffer) -> pb_status * {
+    CUresult result = pools ? driver.cuMemAllocAsync(&address, bytes, cuStream)
+                            : driver.cuMemAlloc(&address, bytes);
+    if (result == CUDA_SUCCESS)
+      return nullptr;
+    return cudaError(driver, result,
+                     llvm::Twine(pools ? "cuMemAllocAsync" : "cuMemAlloc") +
+                         " (" + llvm::Twine(bytes) +
+                         " bytes of temporary buffer " + llvm::Twine(buffer) +
+                         " of entry '" + entry + "')");
+  };
+  auto launch = [&](const GpuLaunch<CUfunction> &step, void **params,
+                    size_t index) -> pb_status * {
+    CUresult result = driver.cuLaunchKernel(
+        step.function, step.grid[0], step.grid[1], step.grid[2], step.block[0],
+        step.block[1], step.block[2], step.dynamicShared, cuStream, params,
+        nullptr);
+    if (result == CUDA_SUCCESS)
+      return nullptr;
+    return cudaError(driver, result,
+                     "cuLaunchKernel (launch " + llvm::Twine(index) +
+                         " of entry '" + entry + "')");
+  };
+  auto release = [&](llvm::ArrayRef<CUdeviceptr> temporaries,
+                     pb_status *&status) {
+    if (pools) {
       // Stream-ordered: freed once the launches before complete, without
       // waiting here.
       for (CUdeviceptr address : temporaries)
         if (CUresult result = driver.cuMemFreeAsync(address, cuStream);
             result != CUDA_SUCCESS && !status)
           status = cudaError(driver, result, "cuMemFreeAsync");
-    } else {
-      // The kernels may still use the temporaries: wait for them first.
-      if (CUresult result = driver.cuStreamSynchronize(cuStream);
-          result != CUDA_SUCCESS && !status)
-        status = cudaError(driver, result, "cuStreamSynchronize");
-      for (CUdeviceptr address : temporaries)
-        if (CUresult result = driver.cuMemFree(address);
-            result != CUDA_SUCCESS && !status)
-          status = cudaError(driver, result, "cuMemFree");
+      return;
     }
-  }
-  return status;
+    // The kernels may still use the temporaries: wait for them first.
+    if (CUresult result = driver.cuStreamSynchronize(cuStream);
+        result != CUDA_SUCCESS && !status)
+      status = cudaError(driver, result, "cuStreamSynchronize");
+    for (CUdeviceptr address : temporaries)
+      if (CUresult result = driver.cuMemFree(address);
+          result != CUDA_SUCCESS && !status)
+        status = cudaError(driver, result, "cuMemFree");
+  };
+  return runGpuPlan<CUdeviceptr>(executable.plans.find(entry)->second, buffers,
+                                 allocate, launch, release);
 }

@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuPlan.h"
 #include "Internal.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -157,27 +158,11 @@ static pb_status *getRuntime(const Runtime *&out) {
 // The executable
 //===----------------------------------------------------------------------===//
 
-namespace {
-struct HipLaunch {
-  hipFunction_t function;
-  unsigned grid[3], block[3];
-  unsigned dynamicShared;
-  std::vector<size_t> args; // buffer indices
-};
-
-struct HipPlan {
-  std::vector<int64_t> argumentIndex;
-  std::vector<size_t> temporaryBytes;
-  std::vector<HipLaunch> launches;
-  size_t numBuffers;
-};
-} // namespace
-
 namespace mlir::pb::runtime {
 struct HipExecutable {
   const Runtime *hip = nullptr;
   std::vector<hipModule_t> modules;
-  llvm::StringMap<HipPlan> plans;
+  llvm::StringMap<GpuPlan<hipFunction_t>> plans;
 
   ~HipExecutable() {
     if (!hip)
@@ -220,24 +205,19 @@ mlir::pb::runtime::loadHipExecutable(const pb_artifact &artifact,
     moduleByName[module.name] = handle;
   }
   for (auto &item : payload.plans) {
-    PlanSpec &spec = item.getValue();
-    HipPlan plan;
-    plan.numBuffers = spec.numBuffers;
-    plan.argumentIndex = std::move(spec.argumentIndex);
-    plan.temporaryBytes = std::move(spec.temporaryBytes);
-    for (LaunchSpec &launch : spec.launches) {
-      HipLaunch step;
-      std::copy(launch.grid, launch.grid + 3, step.grid);
-      std::copy(launch.block, launch.block + 3, step.block);
-      step.dynamicShared = launch.dynamicShared;
-      step.args = std::move(launch.args);
-      if (hipError_t result = hip->hipModuleGetFunction(
-              &step.function, moduleByName.lookup(launch.module),
-              launch.kernel.c_str()))
-        return hipError(*hip, result,
-                        "hipModuleGetFunction ('" + launch.kernel + "')");
-      plan.launches.push_back(std::move(step));
-    }
+    GpuPlan<hipFunction_t> plan;
+    if (pb_status *status = buildGpuPlan(
+            item.getValue(), plan,
+            [&](const LaunchSpec &launch, hipFunction_t &function) {
+              hipError_t result = hip->hipModuleGetFunction(
+                  &function, moduleByName.lookup(launch.module),
+                  launch.kernel.c_str());
+              return result == hipSuccess ? nullptr
+                                          : hipError(*hip, result,
+                                                     "hipModuleGetFunction ('" +
+                                                         launch.kernel + "')");
+            }))
+      return status;
     executable->plans[item.getKey()] = std::move(plan);
   }
   out = std::move(executable);
@@ -258,74 +238,49 @@ pb_status *mlir::pb::runtime::runHipExecutable(HipExecutable &executable,
                                                void *const *buffers,
                                                void *stream) {
   const Runtime &hip = *executable.hip;
-  const HipPlan &plan = executable.plans.find(entry)->second;
   auto hipStream = static_cast<hipStream_t>(stream);
   bool async = hip.hipMallocAsync && hip.hipFreeAsync;
-
-  // Device addresses of the plan's buffers; temporaries are allocated here.
-  std::vector<void *> addresses(plan.argumentIndex.size(), nullptr);
-  std::vector<void *> temporaries;
-  pb_status *status = nullptr;
-  for (size_t i = 0; i < addresses.size() && !status; ++i) {
-    if (plan.argumentIndex[i] >= 0) {
-      addresses[i] = buffers[static_cast<size_t>(plan.argumentIndex[i])];
-      continue;
-    }
-    size_t bytes = std::max<size_t>(plan.temporaryBytes[i], 1);
-    hipError_t result =
-        async ? hip.hipMallocAsync(&addresses[i], bytes, hipStream)
-              : hip.hipMalloc(&addresses[i], bytes);
-    if (result != hipSuccess) {
-      status =
-          hipError(hip, result,
-                   llvm::Twine(async ? "hipMallocAsync" : "hipMalloc") + " (" +
-                       llvm::Twine(bytes) + " bytes of temporary buffer " +
-                       llvm::Twine(i) + " of entry '" + entry + "')");
-      break;
-    }
-    temporaries.push_back(addresses[i]);
-  }
-
-  std::vector<void *> values;
-  std::vector<void *> params;
-  for (size_t l = 0; l < plan.launches.size() && !status; ++l) {
-    const HipLaunch &launch = plan.launches[l];
-    if (!launch.grid[0] || !launch.grid[1] || !launch.grid[2] ||
-        !launch.block[0] || !launch.block[1] || !launch.block[2])
-      continue;
-    values.assign(launch.args.size(), nullptr);
-    params.assign(launch.args.size(), nullptr);
-    for (size_t a = 0; a < launch.args.size(); ++a) {
-      values[a] = addresses[launch.args[a]];
-      params[a] = &values[a];
-    }
-    if (hipError_t result = hip.hipModuleLaunchKernel(
-            launch.function, launch.grid[0], launch.grid[1], launch.grid[2],
-            launch.block[0], launch.block[1], launch.block[2],
-            launch.dynamicShared, hipStream,
-            params.empty() ? nullptr : params.data(), nullptr))
-      status = hipError(hip, result,
-                        "hipModuleLaunchKernel (launch " + llvm::Twine(l) +
-                            " of entry '" + entry + "')");
-  }
-
-  if (!temporaries.empty()) {
+  auto allocate = [&](void *&address, size_t bytes,
+                      size_t buffer) -> pb_status * {
+    hipError_t result = async ? hip.hipMallocAsync(&address, bytes, hipStream)
+                              : hip.hipMalloc(&address, bytes);
+    if (result == hipSuccess)
+      return nullptr;
+    return hipError(hip, result,
+                    llvm::Twine(async ? "hipMallocAsync" : "hipMalloc") + " (" +
+                        llvm::Twine(bytes) + " bytes of temporary buffer " +
+                        llvm::Twine(buffer) + " of entry '" + entry + "')");
+  };
+  auto launch = [&](const GpuLaunch<hipFunction_t> &step, void **params,
+                    size_t index) -> pb_status * {
+    hipError_t result = hip.hipModuleLaunchKernel(
+        step.function, step.grid[0], step.grid[1], step.grid[2], step.block[0],
+        step.block[1], step.block[2], step.dynamicShared, hipStream, params,
+        nullptr);
+    if (result == hipSuccess)
+      return nullptr;
+    return hipError(hip, result,
+                    "hipModuleLaunchKernel (launch " + llvm::Twine(index) +
+                        " of entry '" + entry + "')");
+  };
+  auto release = [&](llvm::ArrayRef<void *> temporaries, pb_status *&status) {
     if (async) {
       // Stream-ordered: freed once the launches before complete.
       for (void *address : temporaries)
         if (hipError_t result = hip.hipFreeAsync(address, hipStream);
             result != hipSuccess && !status)
           status = hipError(hip, result, "hipFreeAsync");
-    } else {
-      // The kernels may still use the temporaries: wait for them first.
-      if (hipError_t result = hip.hipStreamSynchronize(hipStream);
-          result != hipSuccess && !status)
-        status = hipError(hip, result, "hipStreamSynchronize");
-      for (void *address : temporaries)
-        if (hipError_t result = hip.hipFree(address);
-            result != hipSuccess && !status)
-          status = hipError(hip, result, "hipFree");
+      return;
     }
-  }
-  return status;
+    // The kernels may still use the temporaries: wait for them first.
+    if (hipError_t result = hip.hipStreamSynchronize(hipStream);
+        result != hipSuccess && !status)
+      status = hipError(hip, result, "hipStreamSynchronize");
+    for (void *address : temporaries)
+      if (hipError_t result = hip.hipFree(address);
+          result != hipSuccess && !status)
+        status = hipError(hip, result, "hipFree");
+  };
+  return runGpuPlan<void *>(executable.plans.find(entry)->second, buffers,
+                            allocate, launch, release);
 }
