@@ -16,6 +16,26 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import artifact_file  # noqa: E402
 
 
+# Small programs the GPU tests compile for several targets.
+ADD = """
+func.func @add(%a: tensor<64x128xf32>, %b: tensor<64x128xf32>) -> tensor<64x128xf32> {
+  %e = tensor.empty() : tensor<64x128xf32>
+  %r = linalg.add ins(%a, %b : tensor<64x128xf32>, tensor<64x128xf32>)
+                  outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
+  return %r : tensor<64x128xf32>
+}
+"""
+
+SOFTMAX = """
+func.func @softmax(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
+  %e = tensor.empty() : tensor<64x128xf32>
+  %y = linalg.softmax dimension(1) ins(%x : tensor<64x128xf32>)
+                      outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
+  return %y : tensor<64x128xf32>
+}
+"""
+
+
 # A child process that loads an artifact through the C API's ctypes binding
 # alone (argv: _capi.py, artifact, entry, buffer count, stream) and runs the
 # entry on fake device addresses 0x1000 * (i + 1), printing "OK" or "ERROR

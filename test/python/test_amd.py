@@ -24,20 +24,11 @@ import torch.nn as nn
 import polyblocks
 from polyblocks.bench import models
 
-from helpers import artifact_file, compile_strict
+from helpers import ADD, artifact_file, compile_strict
 
 _READELF = next((p for p in ("/usr/lib/llvm-22/bin/llvm-readelf",
                              shutil.which("llvm-readelf") or "")
                  if p and os.access(p, os.X_OK)), None)
-
-ADD = """
-func.func @add(%a: tensor<64x128xf32>, %b: tensor<64x128xf32>) -> tensor<64x128xf32> {
-  %e = tensor.empty() : tensor<64x128xf32>
-  %r = linalg.add ins(%a, %b : tensor<64x128xf32>, tensor<64x128xf32>)
-                  outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
-  return %r : tensor<64x128xf32>
-}
-"""
 
 
 def _emitted_mlir(model, inputs):

@@ -16,7 +16,7 @@ import polyblocks
 from polyblocks import compiler
 from polyblocks._capi import PolyBlocksError, StatusCode, UnsupportedError
 
-from helpers import artifact_file
+from helpers import SOFTMAX, artifact_file
 
 MATMUL = """
 func.func @mm(%a: tensor<128x96xf32>, %b: tensor<96x80xf32>) -> tensor<128x80xf32> {
@@ -26,15 +26,6 @@ func.func @mm(%a: tensor<128x96xf32>, %b: tensor<96x80xf32>) -> tensor<128x80xf3
   %c = linalg.matmul ins(%a, %b : tensor<128x96xf32>, tensor<96x80xf32>)
                      outs(%z : tensor<128x80xf32>) -> tensor<128x80xf32>
   return %c : tensor<128x80xf32>
-}
-"""
-
-SOFTMAX = """
-func.func @softmax(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
-  %e = tensor.empty() : tensor<64x128xf32>
-  %y = linalg.softmax dimension(1) ins(%x : tensor<64x128xf32>)
-                      outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
-  return %y : tensor<64x128xf32>
 }
 """
 

@@ -29,20 +29,11 @@ import polyblocks
 from polyblocks._capi import PolyBlocksError, StatusCode
 from polyblocks.bench.gpu import matmul_text
 
-from helpers import artifact_file, compile_strict
+from helpers import ADD, artifact_file, compile_strict
 
 # AMD chips run here too: their kernels (loops on wavefronts of 64, MFMA)
 # have no other place to run (no HIP executor, no AMD GPU).
 TARGETS = ["nvidia-sm80", "nvidia-sm90", "amd-gfx90a", "amd-gfx942"]
-
-ADD = """
-func.func @add(%a: tensor<64x128xf32>, %b: tensor<64x128xf32>) -> tensor<64x128xf32> {
-  %e = tensor.empty() : tensor<64x128xf32>
-  %r = linalg.add ins(%a, %b : tensor<64x128xf32>, tensor<64x128xf32>)
-                  outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
-  return %r : tensor<64x128xf32>
-}
-"""
 
 SOFTMAX = """
 func.func @softmax(%x: tensor<32x256xf32>) -> tensor<32x256xf32> {

@@ -32,7 +32,7 @@ import polyblocks
 from polyblocks._capi import PolyBlocksError, StatusCode
 from polyblocks.bench.gpu import matmul_text
 
-from helpers import artifact_file
+from helpers import ADD, artifact_file
 
 # The kernel, block and thread every failed check names.
 THREAD = r"block \(\d+, \d+, \d+\), thread \(\d+, \d+, \d+\)"
@@ -42,15 +42,6 @@ MATMUL_BUILDS = [
     pytest.param("nvidia-sm90", None, id="sm90-wgmma"),
     pytest.param("nvidia-sm90", {"warpgroup_units": False}, id="sm90-mma.sync"),
 ]
-
-ADD = """
-func.func @add(%a: tensor<64x128xf32>, %b: tensor<64x128xf32>) -> tensor<64x128xf32> {
-  %e = tensor.empty() : tensor<64x128xf32>
-  %r = linalg.add ins(%a, %b : tensor<64x128xf32>, tensor<64x128xf32>)
-                  outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
-  return %r : tensor<64x128xf32>
-}
-"""
 
 
 class Payload:

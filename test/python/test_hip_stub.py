@@ -18,20 +18,11 @@ import pytest
 
 import polyblocks
 
-from helpers import CAPI_CHILD, artifact_file, c_compiler
+from helpers import CAPI_CHILD, SOFTMAX, artifact_file, c_compiler
 
 ROOT = Path(__file__).resolve().parents[2]
 STUB_SOURCE = Path(__file__).resolve().parent / "hip_stub" / "libamdhip64_stub.c"
 CAPI = ROOT / "python" / "polyblocks" / "_capi.py"
-
-SOFTMAX = """
-func.func @softmax(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
-  %e = tensor.empty() : tensor<64x128xf32>
-  %y = linalg.softmax dimension(1) ins(%x : tensor<64x128xf32>)
-                      outs(%e : tensor<64x128xf32>) -> tensor<64x128xf32>
-  return %y : tensor<64x128xf32>
-}
-"""
 
 STREAM = 0x77
 
