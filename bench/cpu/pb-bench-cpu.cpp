@@ -29,6 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pb/Support/OutputFile.h"
 #include "polyblocks-c/PolyBlocks.h"
 
 #include "llvm/Support/JSON.h"
@@ -1176,25 +1177,27 @@ std::string csvNumber(double value) {
 }
 
 bool Bench::writeCsv(const std::string &path) const {
-  FILE *out = std::fopen(path.c_str(), "w");
-  if (!out)
-    return false;
-  std::fprintf(out, "case,unit,ours,baseline_name,baseline,ratio,ours_ms,"
-                    "baseline_ms,max_rel_error,checked_against,compile_s,"
-                    "status\n");
-  for (const Result &r : results) {
-    std::string status = !r.failure.empty() ? "failed: " + r.failure
-                         : r.ok()           ? "ok"
-                                            : "mismatch";
-    std::fprintf(out, "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
-                 csvField(r.name).c_str(), r.unit.c_str(),
-                 csvNumber(r.ours).c_str(), csvField(r.baselineName).c_str(),
-                 csvNumber(r.baseline).c_str(), csvNumber(r.ratio).c_str(),
-                 csvNumber(r.oursMs).c_str(), csvNumber(r.baselineMs).c_str(),
-                 csvNumber(r.error).c_str(), csvField(r.checkedAgainst).c_str(),
-                 csvNumber(r.compileSeconds).c_str(), csvField(status).c_str());
-  }
-  return std::fclose(out) == 0;
+  llvm::Error error = mlir::pb::writeOutputFile(path, [&](llvm::raw_ostream
+                                                              &out) {
+    out << "case,unit,ours,baseline_name,baseline,ratio,ours_ms,baseline_ms,"
+           "max_rel_error,checked_against,compile_s,status\n";
+    for (const Result &r : results) {
+      std::string status = !r.failure.empty() ? "failed: " + r.failure
+                           : r.ok()           ? "ok"
+                                              : "mismatch";
+      out << csvField(r.name) << ',' << r.unit << ',' << csvNumber(r.ours)
+          << ',' << csvField(r.baselineName) << ',' << csvNumber(r.baseline)
+          << ',' << csvNumber(r.ratio) << ',' << csvNumber(r.oursMs) << ','
+          << csvNumber(r.baselineMs) << ',' << csvNumber(r.error) << ','
+          << csvField(r.checkedAgainst) << ',' << csvNumber(r.compileSeconds)
+          << ',' << csvField(status) << '\n';
+    }
+  });
+  if (!error)
+    return true;
+  std::fprintf(stderr, "pb-bench-cpu: %s\n",
+               llvm::toString(std::move(error)).c_str());
+  return false;
 }
 
 //===----------------------------------------------------------------------===//
@@ -1372,10 +1375,7 @@ int main(int argc, char **argv) {
   bench.print(stdout);
   std::fflush(stdout);
 
-  if (!options.csv.empty() && !bench.writeCsv(options.csv)) {
-    std::fprintf(stderr, "pb-bench-cpu: cannot write '%s'\n",
-                 options.csv.c_str());
+  if (!options.csv.empty() && !bench.writeCsv(options.csv))
     return 2;
-  }
   return bench.allOk() ? 0 : 1;
 }

@@ -13,7 +13,8 @@ Compilations are cached: key = sha256(module text, target, options,
 pbVersion(), identity of the loaded libPolyBlocks.so), first in a per-process
 dict, then on disk in ``$POLYBLOCKS_CACHE_DIR`` (default
 ``~/.cache/polyblocks``; ``POLYBLOCKS_CACHE=0`` turns the disk cache off).
-Cache files are written atomically (temporary file + ``os.replace``), so
+Cache files are written atomically (temporary file + rename, by
+``pbArtifactSave``), so
 that processes compiling the same module at once each read either nothing
 or a whole file. A cache file that fails the loader's checks (damaged,
 truncated, another format version) is a miss: it is logged, compiled again
@@ -34,7 +35,6 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -462,15 +462,9 @@ _unwritable_cache_dirs: set[Path] = set()
 def _store(art: Artifact, path: Path) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem[:16]}.", suffix=".tmp",
-                                   dir=path.parent)
-        os.close(fd)
-        try:
-            art.save(tmp)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        # pbArtifactSave writes a temporary file and renames it over a
+        # regular file (pb/Support/OutputFile.h).
+        art.save(str(path))
     except (OSError, PolyBlocksError) as e:
         with _cache_lock:
             first = path.parent not in _unwritable_cache_dirs

@@ -16,12 +16,15 @@
 // the metadata's schema (Metadata.cpp): a flipped bit or a truncation is an
 // error, never code that runs. The digest detects damage, it does not
 // authenticate: an artifact is as trusted as the file it comes from.
-// Files are written to a temporary file and renamed, so that a reader never
-// sees a partial artifact.
+// Files are written through pb::OutputFile: a regular file through a
+// temporary file and a rename, so that a reader never sees a partial
+// artifact; a device or a FIFO (`-o /dev/null`) in place, never replaced.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Internal.h"
+
+#include "pb/Support/OutputFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Endian.h"
@@ -71,28 +74,10 @@ pb_status *pbArtifactSave(const pb_artifact *artifact, const char *path) {
     std::array<uint8_t, kDigestBytes> sum = digest(bytes);
     bytes.append(reinterpret_cast<const char *>(sum.data()), sum.size());
 
-    llvm::SmallString<256> temp;
-    int fd;
-    if (std::error_code ec = llvm::sys::fs::createUniqueFile(
-            llvm::Twine(path) + ".tmp-%%%%%%", fd, temp))
-      return makeStatus(PB_STATUS_IO_ERROR, llvm::Twine("cannot write '") +
-                                                path + "': " + ec.message());
-    {
-      llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-      os << bytes;
-      os.close();
-      if (os.has_error()) {
-        llvm::sys::fs::remove(temp);
-        return makeStatus(PB_STATUS_IO_ERROR, llvm::Twine("cannot write '") +
-                                                  path +
-                                                  "': " + os.error().message());
-      }
-    }
-    if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
-      llvm::sys::fs::remove(temp);
-      return makeStatus(PB_STATUS_IO_ERROR, llvm::Twine("cannot write '") +
-                                                path + "': " + ec.message());
-    }
+    // A regular file is replaced at once (temporary file + rename); a
+    // device or a FIFO is written in place (pb/Support/OutputFile.h).
+    if (llvm::Error error = mlir::pb::writeOutputFile(path, bytes))
+      return makeStatus(PB_STATUS_IO_ERROR, llvm::toString(std::move(error)));
     return nullptr;
   });
 }

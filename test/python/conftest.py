@@ -9,9 +9,12 @@
 
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON_DIR = ROOT / "python"
@@ -29,3 +32,14 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 
 def pytest_sessionfinish(session, exitstatus):
     shutil.rmtree(_CACHE_DIR, ignore_errors=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def dev_null_stays_a_device():
+    """No test (nor the tools it runs) may replace /dev/null: once the suite
+    has run, it must still be the null character device."""
+    before = os.lstat("/dev/null")
+    yield
+    after = os.lstat("/dev/null")
+    assert stat.S_ISCHR(after.st_mode), "/dev/null is no longer a character device"
+    assert after.st_rdev == before.st_rdev, "/dev/null is another device now"

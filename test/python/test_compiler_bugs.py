@@ -103,14 +103,17 @@ def test_bf16_arithmetic(pipeline):
 
 # Fixed in d834f44: returning one computed value twice crashed the compiler
 # (segfault in promoteBufferResultsToOutParams).
-def test_return_value_twice():
+def test_return_value_twice(tmp_path):
     # In a subprocess: the bug kills the process.
     tool = ROOT / "build" / "bin" / "pb-compile"
     if not tool.exists():
         pytest.skip("pb-compile not built")
     out = subprocess.run([str(tool), str(HERE / "return-value-twice.mlir"), "--target=cpu-host",
-                          "-o", "/dev/null"], capture_output=True, text=True, timeout=120)
+                          "-o", str(tmp_path / "out.pbart")], capture_output=True, text=True,
+                         timeout=120)
     assert out.returncode == 0, out.stderr[-500:]
+    a, b = polyblocks.Artifact.load(tmp_path / "out.pbart").run("forward", [torch.ones(4, 8)])
+    assert torch.equal(a, -torch.ones(4, 8)) and torch.equal(b, a)
 
 
 # Fixed (now a regression test).

@@ -20,6 +20,7 @@
 #include "ToolOptions.h"
 
 #include "pb/InitAll.h"
+#include "pb/Support/OutputFile.h"
 #include "pb/Target/TargetRegistry.h"
 #include "pb/Targets/InitBackends.h"
 #include "pb/Transforms/Passes.h"
@@ -38,7 +39,6 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
 
@@ -237,14 +237,21 @@ int main(int argc, char **argv) {
     llvm::errs() << "pb-opt: error: " << errorMessage << "\n";
     return 1;
   }
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(outputFile, &errorMessage);
+  // A device or a FIFO is written in place; a regular file is replaced only
+  // once the output is complete, and left as it was on failure.
+  llvm::Expected<std::unique_ptr<pb::OutputFile>> output =
+      pb::OutputFile::open(outputFile);
   if (!output) {
-    llvm::errs() << "pb-opt: error: " << errorMessage << "\n";
+    llvm::errs() << "pb-opt: error: " << llvm::toString(output.takeError())
+                 << "\n";
     return 1;
   }
-  if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
+  if (failed(MlirOptMain((*output)->os(), std::move(input), registry, config)))
     return 1;
-  output->keep();
+  if (llvm::Error error = (*output)->commit()) {
+    llvm::errs() << "pb-opt: error: " << llvm::toString(std::move(error))
+                 << "\n";
+    return 1;
+  }
   return 0;
 }

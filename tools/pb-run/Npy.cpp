@@ -6,6 +6,8 @@
 
 #include "Npy.h"
 
+#include "pb/Support/OutputFile.h"
+
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
@@ -218,21 +220,17 @@ llvm::Error pbrun::writeNpy(llvm::StringRef path, const Tensor &tensor) {
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec)
-    return llvm::createStringError("cannot write '" + path +
-                                   "': " + ec.message());
-  os << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xff)
-     << char(header.size() >> 8) << header;
-  if (tensor.dtype == "bf16") {
-    for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i) {
-      float value = tensor.get(i);
-      os.write(reinterpret_cast<const char *>(&value), 4);
+  return mlir::pb::writeOutputFile(path, [&](llvm::raw_ostream &os) {
+    os << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xff)
+       << char(header.size() >> 8) << header;
+    if (tensor.dtype == "bf16") {
+      for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i) {
+        float value = tensor.get(i);
+        os.write(reinterpret_cast<const char *>(&value), 4);
+      }
+    } else {
+      os.write(reinterpret_cast<const char *>(tensor.bytes.data()),
+               tensor.bytes.size());
     }
-  } else {
-    os.write(reinterpret_cast<const char *>(tensor.bytes.data()),
-             tensor.bytes.size());
-  }
-  return llvm::Error::success();
+  });
 }

@@ -7,9 +7,9 @@
 
 #include "pb/Transforms/Passes.h"
 
+#include "pb/Support/OutputFile.h"
+
 #include "mlir/IR/Verifier.h"
-#include "mlir/Support/FileUtilities.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir::pb {
 #define GEN_PASS_DEF_PBDUMPSTAGEPASS
@@ -24,15 +24,15 @@ public:
   using Base::Base;
 
   void runOnOperation() override {
-    std::string error;
-    std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(file, &error);
-    if (!out) {
-      getOperation().emitError("pb-dump-stage: ") << error;
+    if (llvm::Error error =
+            pb::writeOutputFile(file, [&](llvm::raw_ostream &os) {
+              getOperation()->print(os);
+              os << "\n";
+            })) {
+      getOperation().emitError("pb-dump-stage: ")
+          << llvm::toString(std::move(error));
       return signalPassFailure();
     }
-    getOperation()->print(out->os());
-    out->os() << "\n";
-    out->keep();
   }
 };
 } // namespace

@@ -23,7 +23,6 @@ It prints a Markdown table and writes compile.md and compile.csv to --out.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 import json
 import os
@@ -34,6 +33,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from .._output import write_csv, write_output
 
 from . import models
 
@@ -169,14 +170,10 @@ def main(argv=None) -> int:
     print(text)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "compile.md").write_text(text + "\n")
-    with open(out / "compile.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["model", "polyblocks_cold_s", "compiler_cold_s",
-                                          "polyblocks_warm_s", "compiler_warm_s",
-                                          "inductor_cold_s", "eager_s", "error"])
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: r.get(k) for k in w.fieldnames})
+    write_output(out / "compile.md", text + "\n")
+    write_csv(out / "compile.csv", ["model", "polyblocks_cold_s", "compiler_cold_s",
+                                    "polyblocks_warm_s", "compiler_warm_s",
+                                    "inductor_cold_s", "eager_s", "error"], rows)
     return 0 if all(not r["error"] for r in rows) else 1
 
 

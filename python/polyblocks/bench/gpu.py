@@ -18,7 +18,6 @@ is reported with its error and does not stop the others.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 import os
 import statistics
@@ -29,6 +28,8 @@ import traceback
 from pathlib import Path
 
 import torch
+
+from .._output import write_csv, write_output
 
 _MLIR_TYPES = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32"}
 
@@ -260,12 +261,9 @@ def report(rows: list[dict]) -> str:
 
 def _write(out: Path, header: str, rows: list[dict]) -> None:
     """gpu.md (the table) and gpu.csv (every field) of ``rows`` under ``out``."""
-    (out / "gpu.md").write_text(header + "\n\n" + report(rows) + "\n")
-    with open(out / "gpu.csv", "w", newline="") as f:
-        keys = sorted({k for r in rows for k in r}, key=lambda k: (k != "case", k))
-        w = csv.DictWriter(f, fieldnames=keys)
-        w.writeheader()
-        w.writerows(rows)
+    write_output(out / "gpu.md", header + "\n\n" + report(rows) + "\n")
+    keys = sorted({k for r in rows for k in r}, key=lambda k: (k != "case", k))
+    write_csv(out / "gpu.csv", keys, rows)
 
 
 def main(argv=None) -> int:

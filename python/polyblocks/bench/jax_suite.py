@@ -24,7 +24,6 @@ or compile is reported as such and left out of the geomean.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 import os
 import platform
@@ -33,6 +32,8 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
+
+from .._output import write_csv, write_output
 
 from . import jax_models
 
@@ -162,13 +163,9 @@ def main(argv=None) -> int:
               f"(XLA CPU); median of {args.runs} interleaved runs after {args.warmup} warm-ups; "
               f"{datetime.date.today()}, {platform.processor() or platform.machine()}, "
               f"{os.cpu_count()} CPUs, jax {jax.__version__}, flax {flax.__version__}.")
-    (out / "jax.md").write_text(header + "\n\n" + table + "\n")
-    with open(out / "jax.csv", "w", newline="") as f:
-        keys = sorted({k for r in rows for k in r}, key=lambda k: (k not in ("model", "batch"),
-                                                                  k))
-        w = csv.DictWriter(f, fieldnames=keys)
-        w.writeheader()
-        w.writerows(rows)
+    write_output(out / "jax.md", header + "\n\n" + table + "\n")
+    keys = sorted({k for r in rows for k in r}, key=lambda k: (k not in ("model", "batch"), k))
+    write_csv(out / "jax.csv", keys, rows)
     print(header + "\n\n" + table)
     print(f"\nwritten: {out / 'jax.md'}, {out / 'jax.csv'}")
     return 1 if any("error" in r or not r.get("accurate", False) for r in rows) else 0

@@ -18,6 +18,8 @@
 
 #include "ParallelCodegen.h"
 
+#include "pb/Support/OutputFile.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
@@ -225,8 +227,9 @@ static std::optional<std::string> readCached(StringRef path) {
   return bytes.substr(kHeader, size).str();
 }
 
-/// Stores `object` at `path` through a temporary file and a rename; a
-/// failure leaves the cache as it was (the cache is an optimization).
+/// Stores `object` at `path` through pb::OutputFile (a temporary file and a
+/// rename); a failure leaves the cache as it was (the cache is an
+/// optimization).
 static void writeCached(StringRef path, StringRef object) {
   std::string bytes = kCacheMagic.str();
   char size[8];
@@ -235,21 +238,7 @@ static void writeCached(StringRef path, StringRef object) {
   bytes += object;
   std::array<uint8_t, 32> digest = SHA256::hash(arrayRefFromStringRef(bytes));
   bytes.append(reinterpret_cast<const char *>(digest.data()), digest.size());
-  SmallString<128> temp;
-  int fd;
-  if (sys::fs::createUniqueFile(path + ".%%%%%%%%.tmp", fd, temp))
-    return;
-  {
-    raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << bytes;
-    if (os.has_error()) {
-      os.clear_error();
-      sys::fs::remove(temp);
-      return;
-    }
-  }
-  if (sys::fs::rename(temp, path))
-    sys::fs::remove(temp);
+  consumeError(mlir::pb::writeOutputFile(path, bytes));
 }
 
 Expected<std::vector<CompiledPart>>
