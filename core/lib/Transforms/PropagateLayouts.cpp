@@ -9,14 +9,17 @@
 // pb-conv-to-channels-last: a batch norm that reads a channels-last
 // convolution result and writes NCHW) is a transpose in disguise: its loops
 // walk one of the two tensors across its rows. When most of its inputs are
-// read through one permutation and everything that uses its result can read
-// it through any indexing map (generics, and the fill + copy + insert_slice
+// read through one permutation and some use of its result can read it
+// through any indexing map (generics, and the fill + copy + insert_slice
 // padding that the frontends emit in front of the next convolution), the
 // generic is rewritten to produce its result in its inputs' order and the
 // permutation moves into its users' maps; a copy into anything else (a
 // slice of a concatenation) becomes a generic that reads the result through
 // the permutation: the copy transposes, the producer (a pooling window)
-// walks its inputs contiguously. Applied from the top down, the
+// walks its inputs contiguously. The propagation is total: any other use
+// (an op the pass does not know, a return, a reshape that merges
+// dimensions) keeps its old layout, read through one transpose of the new
+// value at its boundary. Applied from the top down, the
 // layout of the first convolution's result flows through batch norms,
 // activations, pooling, residual adds and padding to the last consumer:
 // no transpose is left between two convolutions.
@@ -92,6 +95,16 @@ struct LayoutUses {
   /// a concatenation): each becomes a generic that reads the value through
   /// the permutation, a copy that transposes.
   SmallVector<linalg::CopyOp> copies;
+  /// Every other use (an op the pass does not understand: a return, a
+  /// named contraction, a reshape that merges dimensions, an init): it
+  /// reads the value in its old layout, transposed back at its boundary.
+  SmallVector<OpOperand *> others;
+
+  /// The uses that read the new layout directly.
+  size_t numUnderstood() const {
+    return genericInputs.size() + pads.size() + reshapedInputs.size() +
+           copies.size();
+  }
 };
 } // namespace
 
@@ -241,33 +254,43 @@ static bool collectReshapedUses(Operation *reshape,
 
 static bool matchPadChain(linalg::CopyOp copy, LayoutUses &uses);
 
-/// Whether `value`'s users can all read it in another layout; collects them.
-static bool collectUses(Value value, LayoutUses &uses) {
+/// Collects the uses of `value` (and, through paddings, of the padded
+/// values): those that can read it in another layout by kind, every other
+/// one in `uses.others`.
+static void collectUses(Value value, LayoutUses &uses) {
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
     if (auto generic = dyn_cast<linalg::GenericOp>(user)) {
-      if (!generic.isDpsInput(&use))
-        return false;
-      uses.genericInputs.push_back(&use);
+      if (generic.isDpsInput(&use))
+        uses.genericInputs.push_back(&use);
+      else
+        uses.others.push_back(&use);
       continue;
     }
     if (std::optional<SmallVector<int64_t>> toReshaped =
             getUnitReshapeMap(user)) {
-      if (!collectReshapedUses(user, *toReshaped, uses))
-        return false;
+      // A chain that cannot read the new value (a convolution behind it)
+      // is left as it was, and its first reshape reads the old layout.
+      size_t numInputs = uses.reshapedInputs.size();
+      size_t numReshapes = uses.reshapes.size();
+      if (!collectReshapedUses(user, *toReshaped, uses)) {
+        uses.reshapedInputs.truncate(numInputs);
+        uses.reshapes.truncate(numReshapes);
+        uses.others.push_back(&use);
+      }
       continue;
     }
     auto copy = dyn_cast<linalg::CopyOp>(user);
-    if (!copy || !copy.hasPureTensorSemantics() || !copy.isDpsInput(&use))
-      return false;
+    if (!copy || !copy.hasPureTensorSemantics() || !copy.isDpsInput(&use)) {
+      uses.others.push_back(&use);
+      continue;
+    }
     if (!matchPadChain(copy, uses)) {
       uses.copies.push_back(copy);
       continue;
     }
-    if (!collectUses(uses.pads.back().insert.getResult(), uses))
-      return false;
+    collectUses(uses.pads.back().insert.getResult(), uses);
   }
-  return true;
 }
 
 /// Whether `copy` is the copy of a PadChain; appends the chain to `uses`.
@@ -313,11 +336,49 @@ static Value createInit(OpBuilder &b, Location loc, RankedTensorType type,
   return linalg::FillOp::create(b, loc, fillValue, empty).getResult(0);
 }
 
+/// `newValue` = transpose(old, perm) transposed back into `oldType`: a
+/// generic that reads it through the permutation.
+static Value transposeBack(OpBuilder &b, Location loc, Value newValue,
+                           ArrayRef<int64_t> perm, RankedTensorType oldType) {
+  MLIRContext *ctx = b.getContext();
+  unsigned rank = perm.size();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap read =
+      AffineMap::get(rank, 0, permute(identity.getResults(), perm), ctx);
+  Value init = tensor::EmptyOp::create(b, loc, oldType.getShape(),
+                                       oldType.getElementType());
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{oldType}, ValueRange{newValue}, ValueRange{init},
+      ArrayRef<AffineMap>{read, identity},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [](OpBuilder &nested, Location l, ValueRange args) {
+        linalg::YieldOp::create(nested, l, args[0]);
+      });
+  return generic.getResult(0);
+}
+
 /// Makes every user in `uses` read `newValue` = transpose(old, perm) instead
 /// of the old value: generics through permuted maps, padding rebuilt in the
 /// permuted order.
 static void rewriteUses(RewriterBase &rewriter, Value oldValue, Value newValue,
                         ArrayRef<int64_t> perm, LayoutUses &uses) {
+  // Uses the pass does not understand read the old layout through one
+  // transpose of the new value, at their boundary.
+  SmallVector<OpOperand *> others;
+  llvm::erase_if(uses.others, [&](OpOperand *use) {
+    if (use->get() != oldValue)
+      return false;
+    others.push_back(use);
+    return true;
+  });
+  if (!others.empty()) {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointAfterValue(newValue);
+    Value back = transposeBack(rewriter, newValue.getLoc(), newValue, perm,
+                               cast<RankedTensorType>(oldValue.getType()));
+    for (OpOperand *use : others)
+      rewriter.modifyOpInPlace(use->getOwner(), [&]() { use->set(back); });
+  }
   // Users of `oldValue` only: pads further down are reached recursively.
   for (OpOperand *use : uses.genericInputs) {
     if (use->get() != oldValue)
@@ -393,9 +454,17 @@ static void rewriteUses(RewriterBase &rewriter, Value oldValue, Value newValue,
       kept.push_back(reshape);
   }
   uses.reshapes = std::move(kept);
-  for (linalg::CopyOp copy : uses.copies) {
+  // Copies and pads are taken out of `uses` as they are rewritten (and
+  // their ops erased): a deeper call, for a pad's result, must not look at
+  // them again.
+  SmallVector<linalg::CopyOp> copies;
+  llvm::erase_if(uses.copies, [&](linalg::CopyOp copy) {
     if (copy.getDpsInputs()[0] != oldValue)
-      continue;
+      return false;
+    copies.push_back(copy);
+    return true;
+  });
+  for (linalg::CopyOp copy : copies) {
     rewriter.setInsertionPoint(copy);
     MLIRContext *ctx = copy.getContext();
     unsigned rank = perm.size();
@@ -413,9 +482,14 @@ static void rewriteUses(RewriterBase &rewriter, Value oldValue, Value newValue,
         });
     rewriter.replaceOp(copy, transposing.getResults());
   }
-  for (PadChain pad : uses.pads) {
+  SmallVector<PadChain> pads;
+  llvm::erase_if(uses.pads, [&](PadChain &pad) {
     if (pad.copy.getDpsInputs()[0] != oldValue)
-      continue;
+      return false;
+    pads.push_back(pad);
+    return true;
+  });
+  for (PadChain pad : pads) {
     rewriter.setInsertionPoint(pad.insert);
     Location loc = pad.insert.getLoc();
     RankedTensorType paddedType =
@@ -781,17 +855,22 @@ public:
           continue;
         std::optional<SmallVector<int64_t>> perm =
             chooseConcatPermutation(*chain);
+        if (!perm)
+          continue;
         LayoutUses uses;
-        if (!perm || !collectUses(chain->result(), uses))
+        collectUses(chain->result(), uses);
+        if (uses.numUnderstood() == 0)
           continue;
         explain(chain->inserts.back(),
                 llvm::formatv("layout: concatenation of {0} pieces built in "
                               "their order (permutation [{1}]); {2} generic, "
                               "{3} padding and {4} reshaped users read it "
-                              "through permuted maps, {5} copies transpose it",
+                              "through permuted maps, {5} copies transpose "
+                              "it, {6} other uses read it transposed back",
                               chain->pieces.size(), llvm::interleaved(*perm),
                               uses.genericInputs.size(), uses.pads.size(),
-                              uses.reshapedInputs.size(), uses.copies.size()));
+                              uses.reshapedInputs.size(), uses.copies.size(),
+                              uses.others.size()));
         relayoutConcat(rewriter, *chain, *perm, uses, erased);
         ++concats;
         continue;
@@ -800,17 +879,21 @@ public:
       std::optional<SmallVector<int64_t>> perm = choosePermutation(generic);
       if (!perm)
         continue;
+      // With no use that reads the new layout directly, a transpose back
+      // would only add a pass over the result.
       LayoutUses uses;
-      if (!collectUses(generic.getResult(0), uses))
+      collectUses(generic.getResult(0), uses);
+      if (uses.numUnderstood() == 0)
         continue;
       explain(generic,
               llvm::formatv("layout: result produced in its inputs' order "
                             "(permutation [{0}]); {1} generic, {2} padding "
                             "and {3} reshaped users read it through permuted "
-                            "maps, {4} copies transpose it",
+                            "maps, {4} copies transpose it, {5} other uses "
+                            "read it transposed back",
                             llvm::interleaved(*perm), uses.genericInputs.size(),
                             uses.pads.size(), uses.reshapedInputs.size(),
-                            uses.copies.size()));
+                            uses.copies.size(), uses.others.size()));
       relayout(rewriter, generic, *perm, uses);
       ++changed;
     }
