@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import argparse
 import copy
-import csv
 import datetime
+import io
 import logging
 import math
 import os
@@ -48,6 +48,7 @@ from pathlib import Path
 
 import torch
 
+from .._output import write_csv, write_output
 from . import models
 
 BASELINES = ("eager", "inductor")
@@ -237,7 +238,9 @@ def chart(rows: list[dict], args, path: Path) -> bool:
     ax.set_title(f"PolyBlocks ({args.target}), batch {args.batch}")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=120)
+    write_output(path, png.getvalue())
     return True
 
 
@@ -255,11 +258,17 @@ def main(argv=None) -> int:
                                     for a, b in zip(argv, argv[1:])):
         from . import jax_suite
         return jax_suite.main(argv)
+    if "--suite=sweep" in argv or any(a == "--suite" and b == "sweep"
+                                      for a, b in zip(argv, argv[1:])):
+        from . import sweep
+        return sweep.main(argv)
     p = argparse.ArgumentParser(prog="python -m polyblocks.bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--suite", required=True, choices=["models", "gpu", "compile", "jax"],
+    p.add_argument("--suite", required=True,
+                   choices=["models", "gpu", "compile", "jax", "sweep"],
                    help="models: this docstring; gpu: see --suite gpu --help; "
-                   "compile: see --suite compile --help; jax: see --suite jax --help")
+                   "compile: see --suite compile --help; jax: see --suite jax --help; "
+                   "sweep: see --suite sweep --help")
     p.add_argument("--target", default="cpu-host")
     p.add_argument("--baseline", default="eager,inductor",
                    help="comma-separated: eager, inductor")
@@ -310,12 +319,9 @@ def main(argv=None) -> int:
               f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
               f"torch {torch.__version__}, {torch.get_num_threads()} torch threads, "
               f"oneDNN for eager {onednn}.")
-    (out / "models.md").write_text(header + "\n\n" + table + "\n")
-    with open(out / "models.csv", "w", newline="") as f:
-        keys = sorted({k for r in rows for k in r}, key=lambda k: (k != "model", k))
-        w = csv.DictWriter(f, fieldnames=keys)
-        w.writeheader()
-        w.writerows(rows)
+    write_output(out / "models.md", header + "\n\n" + table + "\n")
+    keys = sorted({k for r in rows for k in r}, key=lambda k: (k != "model", k))
+    write_csv(out / "models.csv", keys, rows)
     charted = chart(rows, args, out / "models.png")
     print(header + "\n\n" + table)
     print(f"\nwritten: {out / 'models.md'}, {out / 'models.csv'}"
