@@ -79,3 +79,50 @@ func.func @constant_filter(%x: tensor<1x4x13x9xf32>) -> tensor<1x8x4x5xf32> {
        outs(%o : tensor<1x8x4x5xf32>) -> tensor<1x8x4x5xf32>
   return %r : tensor<1x8x4x5xf32>
 }
+
+// -----
+
+// A grouped convolution with more than one channel per group (2 groups of
+// 4 input and 3 output channels, as the torch frontend emits it: NGCHW
+// between reshapes) becomes a multiply-accumulate generic over
+// (n, oh, ow, g, f, kh, kw, c): input read as (n, h, w, g, c), result
+// written as (n, oh, ow, g, f), so that per group the output channels are
+// innermost (a batched GEMM for pb-map-matrix-units); strides and
+// dilations in the input map. Without a chip that packs the filter, and on
+// a GPU, the filter is transposed to (g, kh, kw, c, f); on a CPU it is read
+// in place (g, f, c, kh, kw).
+// CHECK-DAG: #[[GIN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1 * 2 + d5, d2 + d6 * 2, d3, d7)>
+// CHECK-DAG: #[[GHWCF:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d3, d5, d6, d7, d4)>
+// CHECK-DAG: #[[GOUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG: #[[TO_NHWGC:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d4, d1, d2)>
+// CHECK-DAG: #[[TO_GHWCF:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3, d1, d2)>
+// CHECK-LABEL: func.func @grouped
+// CHECK: linalg.generic {indexing_maps = [#[[TO_NHWGC]], #{{.*}}]{{.*}} ins(%{{.*}} : tensor<1x2x4x9x9xf32>) outs(%{{.*}} : tensor<1x9x9x2x4xf32>)
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x4x3x2x3xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[TO_GHWCF]], #{{.*}}]{{.*}} ins(%{{.*}} : tensor<2x3x4x3x3xf32>) outs(%{{.*}} : tensor<2x3x3x4x3xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[GIN]], #[[GHWCF]], #[[GOUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x9x9x2x4xf32>, tensor<2x3x3x4x3xf32>) outs(%{{.*}} : tensor<1x4x3x2x3xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: linalg.generic {indexing_maps = [#[[TO_NHWGC]], #{{.*}}]{{.*}} ins(%{{.*}} : tensor<1x4x3x2x3xf32>) outs(%{{.*}} : tensor<1x2x3x4x3xf32>)
+// CHECK-NOT: linalg.conv_2d_ngchw_gfchw
+// CPU-DAG: #[[GFCHW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d3, d4, d7, d5, d6)>
+// CPU-LABEL: func.func @grouped
+// CPU-NOT: outs(%{{.*}} : tensor<2x3x3x4x3xf32>)
+// CPU: linalg.generic {indexing_maps = [#{{.*}}, #[[GFCHW]], #{{.*}}]
+// CPU-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x9x9x2x4xf32>, tensor<2x3x4x3x3xf32>)
+// CPU-NOT: linalg.conv_2d_ngchw_gfchw
+// GPU-LABEL: func.func @grouped
+// GPU: outs(%{{.*}} : tensor<2x3x3x4x3xf32>)
+// GPU-NOT: linalg.conv_2d_ngchw_gfchw
+func.func @grouped(%x: tensor<1x2x4x9x9xf32>, %w: tensor<2x3x4x3x3xf32>)
+    -> tensor<1x2x3x4x3xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2x3x4x3xf32>
+  %o = linalg.fill ins(%z : f32) outs(%e : tensor<1x2x3x4x3xf32>) -> tensor<1x2x3x4x3xf32>
+  %r = linalg.conv_2d_ngchw_gfchw {dilations = dense<[1, 2]> : tensor<2xi64>,
+                                   strides = dense<[2, 1]> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x2x4x9x9xf32>, tensor<2x3x4x3x3xf32>)
+       outs(%o : tensor<1x2x3x4x3xf32>) -> tensor<1x2x3x4x3xf32>
+  return %r : tensor<1x2x3x4x3xf32>
+}

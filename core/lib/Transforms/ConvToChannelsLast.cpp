@@ -165,6 +165,63 @@ static Value buildDepthwiseNhwc(OpBuilder &b, Location loc,
                                        dropGroup);
 }
 
+/// Whether `conv` is a grouped convolution with more than one channel per
+/// group that the channels-last form below takes: static float operands of
+/// one element type.
+static bool isGroupedFloat(linalg::Conv2DNgchwGfchwOp conv) {
+  Value input = conv.getInputs()[0], filter = conv.getInputs()[1];
+  Value init = conv.getOutputs()[0];
+  Type element = getElementTypeOrSelf(input);
+  return !isDepthwise(conv) &&
+         cast<RankedTensorType>(input.getType()).hasStaticShape() &&
+         cast<RankedTensorType>(filter.getType()).hasStaticShape() &&
+         isa<FloatType>(element) && getElementTypeOrSelf(filter) == element &&
+         getElementTypeOrSelf(init) == element;
+}
+
+/// A grouped NGCHW convolution (1 < groups < channels) as a channels-last
+/// multiply-accumulate generic over (n, oh, ow, g, f, kh, kw, c): input
+/// (n, h, w, g, c), result (n, oh, ow, g, f), both transposed around it
+/// (the frontends' channel splits then read NHWC as it is, and
+/// pb-propagate-layouts folds the transposes into the neighbours). Per
+/// group it is a GEMM whose N (the group's output channels) is innermost
+/// in the result and a plain index of the filter: pb-map-matrix-units runs
+/// all the groups as one batched micro-kernel (the batch loop g) instead
+/// of the NCHW form's scalar loops. The filter is read in place
+/// (g, f, c, kh, kw) where the chip packs it inside the kernel (and it is
+/// not a constant), else transposed to (g, kh, kw, c, f).
+static Value buildGroupedNhwc(OpBuilder &b, Location loc,
+                              linalg::Conv2DNgchwGfchwOp conv,
+                              bool filterInPlace) {
+  MLIRContext *ctx = b.getContext();
+  const SmallVector<int64_t> toNhwgc = {0, 3, 4, 1, 2};
+  Value input = transpose(b, loc, conv.getInputs()[0], toNhwgc);
+  Value init = transpose(b, loc, conv.getOutputs()[0], toNhwgc);
+  Value filter = conv.getInputs()[1];
+  SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
+  SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
+  AffineExpr n, oh, ow, g, f, kh, kw, c;
+  bindDims(ctx, n, oh, ow, g, f, kh, kw, c);
+  AffineMap filterMap;
+  if (filterInPlace) {
+    filterMap = AffineMap::get(8, 0, {g, f, c, kh, kw}, ctx);
+  } else {
+    filter = transpose(b, loc, filter, {0, 3, 4, 2, 1});
+    filterMap = AffineMap::get(8, 0, {g, kh, kw, c, f}, ctx);
+  }
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(8, 0,
+                     {n, oh * strides[0] + kh * dilations[0],
+                      ow * strides[1] + kw * dilations[1], g, c},
+                     ctx),
+      filterMap, AffineMap::get(8, 0, {n, oh, ow, g, f}, ctx)};
+  SmallVector<utils::IteratorType> iterators(5, utils::IteratorType::parallel);
+  iterators.append(3, utils::IteratorType::reduction);
+  Value result =
+      buildMultiplyAccumulate(b, loc, input, filter, init, maps, iterators);
+  return transpose(b, loc, result, {0, 3, 4, 1, 2});
+}
+
 namespace {
 class PBConvToChannelsLastPass
     : public pb::impl::PBConvToChannelsLastPassBase<PBConvToChannelsLastPass> {
@@ -209,15 +266,22 @@ public:
       result = transpose(rewriter, loc, result, {0, 3, 1, 2});
       rewriter.replaceOp(conv, result);
     }
-    SmallVector<linalg::Conv2DNgchwGfchwOp> depthwise;
+    SmallVector<linalg::Conv2DNgchwGfchwOp> grouped;
     getOperation().walk([&](linalg::Conv2DNgchwGfchwOp conv) {
-      if (conv.hasPureTensorSemantics() && isDepthwise(conv))
-        depthwise.push_back(conv);
+      if (conv.hasPureTensorSemantics() &&
+          (isDepthwise(conv) || isGroupedFloat(conv)))
+        grouped.push_back(conv);
     });
-    for (linalg::Conv2DNgchwGfchwOp conv : depthwise) {
+    for (linalg::Conv2DNgchwGfchwOp conv : grouped) {
       rewriter.setInsertionPoint(conv);
-      rewriter.replaceOp(conv,
-                         buildDepthwiseNhwc(rewriter, conv.getLoc(), conv));
+      Location loc = conv.getLoc();
+      rewriter.replaceOp(
+          conv, isDepthwise(conv)
+                    ? buildDepthwiseNhwc(rewriter, loc, conv)
+                    : buildGroupedNhwc(rewriter, loc, conv,
+                                       packsFilter &&
+                                           !matchPattern(conv.getInputs()[1],
+                                                         m_Constant())));
     }
   }
 };

@@ -118,6 +118,14 @@ def PBConvToChannelsLastPass
     c) with the channel loop innermost and parallel (vectorized), the filter
     read in place and its input and result transposed around it, which
     elementwise fusion and pb-propagate-layouts fold into the neighbours.
+    A grouped one with more than one channel per group (ResNeXt, RegNet)
+    becomes a multiply-accumulate generic over (n, oh, ow, g, f, kh, kw, c)
+    reading the input as (n, h, w, g, c) and writing (n, oh, ow, g, f),
+    transposed around it the same way: per group a GEMM whose N (the
+    group's output channels) is innermost, which pb-map-matrix-units runs
+    as one batched micro-kernel over the groups. Its filter is read in
+    place (g, f, c, kh, kw) under the same rule as above, else transposed
+    to (g, kh, kw, c, f).
   }];
   let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
                            "tensor::TensorDialect"];
@@ -192,7 +200,7 @@ def PBPropagateLayoutsPass : Pass<"pb-propagate-layouts", "func::FuncOp"> {
     pooling window after them) but whose inputs are mostly read through one
     permutation of those loops is a transpose in disguise: after
     pb-conv-to-channels-last, a batch norm that reads an NHWC convolution
-    result and writes NCHW. When every user of its result reads it as a
+    result and writes NCHW. When some user of its result reads it as a
     generic input, pads it (the fill + extract_slice + copy +
     insert_slice of the frontends) for such users, or reshapes it for
     non-convolution generics with collapse_shape / expand_shape ops that
@@ -208,10 +216,13 @@ def PBPropagateLayoutsPass : Pass<"pb-propagate-layouts", "func::FuncOp"> {
     walks it contiguously. Applied from the top down, a
     CNN's activations stay channels-last from its first convolution to its
     last consumer. Pooling ops (`linalg.pooling_nchw_max/sum`) are
-    generalized first so that they take part. Generics with an index
-    body, a result read as another op's init or used by any other op
-    keep their layout; `--pb-explain` reports each change and the
-    generics that still read an operand transposed.
+    generalized first so that they take part. The propagation is total:
+    any other use of the result (an op the pass does not know, a return, a
+    reshape that merges dimensions, another op's init) reads one transpose
+    of the new result back to the old layout, at its boundary; a result
+    with no use that reads the new layout directly keeps its layout, and
+    so does a generic with an index body. `--pb-explain` reports each
+    change and the generics that still read an operand transposed.
 
     ```mlir
     %bn = linalg.generic {indexing_maps = [(n, c, h, w) -> (n, h, w, c),
