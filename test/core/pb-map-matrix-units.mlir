@@ -41,10 +41,26 @@ func.func @matmul_f16(%a: memref<64x64xf16>, %b: memref<64x64xf16>,
 
 // -----
 
-// Smaller than the register tile in N: left to loop tiling.
-// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul left to loop tiling: N = 8 is narrower than the register tile's 32 columns
-func.func @narrow(%a: memref<64x64xf32>, %b: memref<64x8xf32>,
-                  %c: memref<64x8xf32>) {
+// Narrower in N than the chip's narrowest vector FMA: left to loop tiling.
+// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul left to loop tiling: N = 4 is narrower than the register tile's 32 columns
+func.func @narrow(%a: memref<64x64xf32>, %b: memref<64x4xf32>,
+                  %c: memref<64x4xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x4xf32>)
+                outs(%c : memref<64x4xf32>)
+  return
+}
+
+// -----
+
+// N = 8, narrower than the 16-lane FMA but as wide as the chip's 8-lane
+// one: the micro-kernel is built from the 8-lane FMA, with as many
+// accumulators as the 32 architectural registers allow (24, not 48).
+// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul MxNxK 64x8x64 -> VFMA_F32_1x8x1_F32 register tile 24x8 (24 accumulators of 32 registers)
+// CHECK-LABEL: func.func @narrow_8
+// CHECK-NOT: linalg.matmul
+// CHECK: vector.fma {{.*}} : vector<8xf32>
+func.func @narrow_8(%a: memref<64x64xf32>, %b: memref<64x8xf32>,
+                    %c: memref<64x8xf32>) {
   linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x8xf32>)
                 outs(%c : memref<64x8xf32>)
   return

@@ -360,16 +360,19 @@ linalg::GenericOp mlir::pb::findFusableEpilogue(linalg::LinalgOp mac,
 
 const mlir::pb::MatrixUnitDesc *
 mlir::pb::findThreadScopeUnit(const ChipDesc &chip, ElementType a,
-                              ElementType bt, ElementType c) {
-  const MatrixUnitDesc *best = nullptr;
+                              ElementType bt, ElementType c, int64_t maxLanes) {
+  const MatrixUnitDesc *widest = nullptr, *fitting = nullptr;
   for (const MatrixUnitDesc *unit : chip.matrixUnits) {
     if (unit->scope != MatrixScope::ThreadScope ||
         unit->lowering != MatrixLowering::VectorOuterProduct || unit->m != 1 ||
         unit->k != 1 || unit->aType != a || unit->bType != bt ||
         unit->cType != c)
       continue;
-    if (!best || unit->n > best->n)
-      best = unit;
+    if (!widest || unit->n > widest->n)
+      widest = unit;
+    if (maxLanes > 0 && unit->n <= maxLanes &&
+        (!fitting || unit->n > fitting->n))
+      fitting = unit;
   }
-  return best;
+  return fitting ? fitting : widest;
 }

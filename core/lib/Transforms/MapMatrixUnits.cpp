@@ -483,12 +483,16 @@ void PBMapMatrixUnitsPass::mapContraction(
   std::optional<ElementType> at = getTargetElementType(typeOf(aMem));
   std::optional<ElementType> bt = getTargetElementType(typeOf(bMem));
   std::optional<ElementType> ct = getTargetElementType(typeOf(cMem));
+  // The widest vector FMA that N fills (N = 8 output channels per group of
+  // a grouped convolution on a chip with 16- and 8-lane FMAs: the 8-lane
+  // one, not a 16-lane tile left to loop tiling).
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   const MatrixUnitDesc *unit =
-      at && bt && ct ? findThreadScopeUnit(chip, *at, *bt, *ct) : nullptr;
+      at && bt && ct ? findThreadScopeUnit(chip, *at, *bt, *ct, ranges[dims.n])
+                     : nullptr;
   if (!unit)
     return skip("the target has no thread-scope vector outer-product unit "
                 "for these element types");
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t flatM = 1;
   for (unsigned d : dims.m)
     flatM *= ranges[d];
@@ -507,7 +511,11 @@ void PBMapMatrixUnitsPass::mapContraction(
   int64_t elemBytes = typeOf(cMem).getIntOrFloatBitWidth() / 8;
   if (!regs)
     return skip("the target states no register file");
-  int64_t vectorRegs = regs->capacityBytes / (p.lanes * elemBytes);
+  // The architectural registers: a narrower unit than the chip's vector
+  // width (8 lanes on a 16-lane chip) uses as many of them, not more.
+  int64_t vectorRegs =
+      regs->capacityBytes /
+      std::max<int64_t>(p.lanes * elemBytes, chip.vectorWidthBits / 8);
   int64_t accumulators = static_cast<int64_t>(kAccumulatorShare * vectorRegs);
   // An N narrower than the tile's rows of kTileRowVectors vectors but at
   // least one vector wide (16 or 24 output channels on 16 lanes: MobileNet's

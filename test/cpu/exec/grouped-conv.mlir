@@ -1,5 +1,6 @@
 // RUN: %check_cpu | FileCheck %s
 // RUN: pb-opt %s --target=cpu-x86-64-v3 --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pb-opt %s --target=cpu-x86-64-v4 --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=V4
 // CHECK: OK grouped: 2466 values match the reference
 // Grouped convolutions as the torch frontend emits them (NGCHW between the
 // reshapes that split the channels into groups) after a ReLU: 4 groups of
@@ -10,6 +11,9 @@
 // 8 output channels, K = 3 x 3 x 8).
 // EXPLAIN: matrix units: linalg.generic MxNxK 72x8x72 -> {{.*}}register tile
 // EXPLAIN: matrix units: linalg.generic left to loop tiling: N = 3 is narrower than the register tile
+// With 16- and 8-lane FMAs (AVX-512), the 8 output channels of a group
+// take the 8-lane one, with 24 accumulators of the 32 registers.
+// V4: matrix units: linalg.generic MxNxK 72x8x72 -> VFMA_F32_1x8x1_F32 register tile 24x8 (24 accumulators of 32 registers)
 func.func @grouped(%x: tensor<2x32x8x8xf32>, %w: tensor<32x8x3x3xf32>,
                    %x2: tensor<2x9x9x9xf32>, %w2: tensor<9x3x3x3xf32>)
     -> (tensor<2x32x6x6xf32>, tensor<2x9x3x3xf32>) {

@@ -70,9 +70,12 @@ constexpr int64_t kMinParallelBlocks = 8;
 
 /// The thread-scope, vector-outer-product unit of `chip` (a vector FMA of a
 /// CPU core) for these element types with the most lanes, or null: what
-/// pb-map-matrix-units builds its micro-kernels from.
+/// pb-map-matrix-units builds its micro-kernels from. With `maxLanes`, the
+/// one with the most lanes not above it where there is one (8 output
+/// channels per group on a chip with 16- and 8-lane FMAs: the 8-lane one).
 const MatrixUnitDesc *findThreadScopeUnit(const ChipDesc &chip, ElementType a,
-                                          ElementType b, ElementType c);
+                                          ElementType b, ElementType c,
+                                          int64_t maxLanes = 0);
 
 /// The independent accumulation chains that keep `chip`'s vector unit
 /// busy: the latency of its thread-scope vector FMA times the vector
