@@ -218,6 +218,47 @@ def test_report_writers_produce_md_and_csv(tmp_path):
     assert "speedup_vs_inductor" in table[0]
 
 
+def test_skipped_models_of_a_sample_are_replaced_from_the_same_source(tmp_path):
+    _, opts = sweep.parse_args(["--suite", "sweep", "--source", "timm,hf",
+                                "--sample", "2", "--seed", "3"])
+    keys = sweep.select(["timm", "hf"], 2, 3, lister=lister)
+    spares = sweep.replacements(["timm", "hf"], keys, 3, lister=lister)
+    # The spares are the other candidates, deterministic per seed.
+    assert not set(spares["timm"]) & set(keys)
+    assert sorted(spares["hf"] + [k for k in keys if k.startswith("hf:")]) == \
+        ["hf:bert", "hf:gpt2", "hf:t5"]
+    assert spares == sweep.replacements(["timm", "hf"], keys, 3, lister=lister)
+    # Every hf model is skipped and the first timm one too: the timm one is
+    # replaced once; hf runs out of spares after its one other candidate.
+    first_timm = keys[0]
+    ran = []
+
+    def run(key):
+        ran.append(key)
+        if key.startswith("hf:") or key == first_timm:
+            return {"key": key, "skipped": "too large", "wall_s": 0.0}
+        return {"key": key, "polyblocks_ms": 1.0, "eager_ms": 2.0, "inductor_ms": 2.0,
+                "accurate": True, "wall_s": 0.0}
+
+    rows = sweep.run_all(keys, opts, tmp_path, spares, run=run)
+    assert [r["key"] for r in rows] == ran
+    timm_rows = [r for r in rows if r["key"].startswith("timm:")]
+    assert [r["class"] for r in timm_rows] == ["skipped", "ok", "ok"]
+    assert timm_rows[2]["key"] == spares_before_run(keys)["timm"][0]
+    assert len([r for r in rows if r["key"].startswith("hf:")]) == 3
+    # --max-draws caps the draws per source at that many times the sample.
+    _, capped = sweep.parse_args(["--suite", "sweep", "--source", "timm,hf", "--sample",
+                                  "2", "--seed", "3", "--max-draws", "1"])
+    ran.clear()
+    rows = sweep.run_all(keys, capped, tmp_path, sweep.replacements(
+        ["timm", "hf"], keys, 3, lister=lister), run=run)
+    assert [r["key"] for r in rows] == keys
+
+
+def spares_before_run(keys):
+    return sweep.replacements(["timm", "hf"], keys, 3, lister=lister)
+
+
 # --- the PT2 lists -----------------------------------------------------------
 
 def test_pt2_list_parser_drops_batch_sizes_and_comments():

@@ -25,7 +25,10 @@ random.Random(--seed).sample, --sample models per source; or exactly the
 All weights are random (no pretrained weights, HF_HUB_OFFLINE=1); a model
 that cannot be built, or whose eager run fails, is skipped with the reason,
 not counted against the compiler, and so is one with more than --max-params
-million parameters. BatchNorm layers get non-trivial running statistics, as
+million parameters. In a sample, each skipped model is replaced by the next
+of its source's other candidates (sorted, shuffled with the same seed), up
+to --max-draws times --sample draws per source, so that --sample N measures
+N models of each source where it can; the skipped ones stay in the report. BatchNorm layers get non-trivial running statistics, as
 in a trained model.
 
 Inputs, batch --batch: images of --image-size pixels where the model accepts
@@ -233,6 +236,54 @@ def select(sources: list[str], sample: int | None = None, seed: int = 0,
             picked = random.Random(seed).sample(names, min(sample, len(names)))
         keys += [f"{s}:{n}" for n in picked]
     return keys
+
+
+def replacements(sources: list[str], picked: list[str], seed: int = 0,
+                 lister=candidates) -> dict[str, list[str]]:
+    """Per source, the keys that stand in for sampled models that turn out
+    skipped (cannot be built offline, too large, inputs the sweep does not
+    generate): the source's other candidates, sorted, then shuffled with
+    random.Random(seed), in the order they are drawn."""
+    taken = set(picked)
+    result = {}
+    for s in sources:
+        rest = [n for n in sorted(lister(s)) if f"{s}:{n}" not in taken]
+        random.Random(seed).shuffle(rest)
+        result[s] = [f"{s}:{n}" for n in rest]
+    return result
+
+
+def run_all(keys: list[str], opts, out: Path, spares: dict[str, list[str]] | None = None,
+            run=None) -> list[dict]:
+    """Runs each of `keys` in a child (`run`, run_child by default). With
+    `spares` (a sample), each skipped model is replaced by the next spare of
+    its source, at most --max-draws times the sample per source in all, so
+    that a sample of N measures N models of each source where it can; the
+    skipped ones stay in the report. Writes a partial report after each."""
+    run = run or (lambda key: run_child(key, opts, logs=out / "logs"))
+    keys = list(keys)
+    drawn = {}
+    for key in keys:
+        source = key.partition(":")[0]
+        drawn[source] = drawn.get(source, 0) + 1
+    rows = []
+    i = 0
+    while i < len(keys):
+        key = keys[i]
+        sys.stderr.write(f"[{i + 1}/{len(keys)}] {key} ... ")
+        sys.stderr.flush()
+        row = finish_row(run(key))
+        rows.append(row)
+        sys.stderr.write(f"{row['class']} ({row.get('wall_s', 0):.0f} s)"
+                         + (f": {row['detail'][:100]}" if row["detail"] else "") + "\n")
+        source = key.partition(":")[0]
+        if spares and row["class"] == "skipped" and spares.get(source) and \
+                drawn[source] < opts.max_draws * opts.sample:
+            keys.append(spares[source].pop(0))
+            drawn[source] += 1
+        write_report(rows, opts, keys, out, plot=False)  # a partial report so far
+        i += 1
+    return rows
 
 
 # ---------------------------------------------------------------------------
@@ -862,6 +913,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="comma-separated: " + ", ".join(SOURCES))
     p.add_argument("--sample", type=int, help="models drawn from each source")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-draws", type=float, default=3,
+                   help="a sampled model that is skipped is replaced by another of its "
+                   "source, up to this many times --sample draws per source (1: none)")
     p.add_argument("--models", default="",
                    help="comma-separated NAME or SOURCE:NAME instead of a sample")
     p.add_argument("--list", action="store_true",
@@ -934,15 +988,11 @@ def main(argv=None) -> int:
         return 0
     out = Path(opts.out) if opts.out else Path(tempfile.mkdtemp(prefix="polyblocks-sweep-"))
     print(f"polyblocks sweep: {len(keys)} models, output in {out}", file=sys.stderr)
-    rows = []
-    for i, key in enumerate(keys):
-        sys.stderr.write(f"[{i + 1}/{len(keys)}] {key} ... ")
-        sys.stderr.flush()
-        row = finish_row(run_child(key, opts, logs=out / "logs"))
-        rows.append(row)
-        sys.stderr.write(f"{row['class']} ({row['wall_s']:.0f} s)"
-                         + (f": {row['detail'][:100]}" if row["detail"] else "") + "\n")
-        write_report(rows, opts, keys, out, plot=False)  # a partial report so far
+    spares = None
+    if opts.sample and not opts.models and opts.max_draws > 1:
+        spares = replacements(opts.sources, keys, opts.seed)
+    rows = run_all(keys, opts, out, spares)
+    keys = [r["key"] for r in rows]
     written = write_report(rows, opts, keys, out)
     print((out / "sweep.md").read_text())
     print("written: " + ", ".join(str(p) for p in written.values()))
