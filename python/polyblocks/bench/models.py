@@ -102,12 +102,19 @@ MODELS: dict[str, ModelCase] = {c.name: c for c in [
 
 
 def build(name: str, batch: int = 1, seed: int = 0, **kw) -> tuple[torch.nn.Module, tuple]:
-    """The model `name` in eval mode with random weights, and its inputs.
-    Keywords: image_size (CNNs, ViT), layers and seq_len (transformers)."""
-    if name not in MODELS:
-        raise ValueError(f"unknown model {name!r}; known: {sorted(MODELS)}")
+    """The model `name` in eval mode with random weights, and its inputs:
+    a suite model, or any torchvision classification model as
+    torchvision:ARCH (as the sweep names them). Keywords: image_size (CNNs,
+    ViT), layers and seq_len (transformers)."""
+    if name.startswith("torchvision:"):
+        make = _torchvision(name.partition(":")[2])
+    elif name in MODELS:
+        make = MODELS[name].make
+    else:
+        raise ValueError(f"unknown model {name!r}; known: {sorted(MODELS)} "
+                         "and torchvision:ARCH")
     torch.manual_seed(seed)
-    model, inputs = MODELS[name].make(batch, kw)
+    model, inputs = make(batch, kw)
     return model.eval(), inputs
 
 
