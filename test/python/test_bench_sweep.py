@@ -177,7 +177,8 @@ def test_summary_counts_and_geomean():
 def test_fallback_recorder_keeps_what_fell_back():
     import logging
     log = logging.getLogger("polyblocks")
-    recorder = sweep._fallback_recorder()
+    from polyblocks.bench.__main__ import _FallbackRecorder
+    recorder = _FallbackRecorder()
     log.addHandler(recorder)
     try:
         log.warning("polyblocks: %s runs in eager (not compiled): %s",

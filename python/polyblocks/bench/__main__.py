@@ -39,6 +39,7 @@ import logging
 import math
 import os
 import platform
+import re
 import statistics
 import sys
 import tempfile
@@ -117,15 +118,47 @@ def _accurate(model, inputs, ref, res) -> bool:
 
 
 class _FallbackRecorder(logging.Handler):
-    """Counts the backend's warnings that a graph or an op runs in eager."""
+    """Counts the backend's warnings that a graph or an op runs in eager,
+    and keeps what fell back in `ops`: the op ("aten.foo.default") or the
+    graph ("a graph of 7 nodes"), once each."""
 
     def __init__(self):
         super().__init__(level=logging.WARNING)
         self.count = 0
+        self.ops: list[str] = []
 
     def emit(self, record):
-        if "runs in eager" in record.getMessage():
+        message = record.getMessage()
+        if "runs in eager" in message:
             self.count += 1
+        m = re.match(r"polyblocks: (.+?) runs in eager", message)
+        if m and m.group(1) not in self.ops:
+            self.ops.append(m.group(1))
+
+
+def _error_line(e: BaseException) -> str:
+    return f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
+
+
+def _compile_baselines(model, inputs, baselines, target: str, freeze: bool, row: dict,
+                       engines: dict, step=lambda base: None, error_line=_error_line):
+    """Compiles `model` with each compiled baseline (not eager) and runs it
+    once: its compile time goes to row["BASE_compile_s"] and the engine to
+    `engines`, or its failure (the baseline's, not PolyBlocks') to
+    row["BASE_error"]. `step(base)` is called before each."""
+    for base in baselines:
+        if base == "eager":
+            continue
+        step(base)
+        t = time.perf_counter()
+        try:
+            other = _compile(model, base, target, freeze)
+            other(*inputs)
+        except Exception as e:
+            row[f"{base}_error"] = error_line(e)
+            continue
+        row[f"{base}_compile_s"] = time.perf_counter() - t
+        engines[base] = other
 
 
 def bench_model(name: str, args, step) -> dict:
@@ -145,7 +178,7 @@ def bench_model(name: str, args, step) -> dict:
             compiled = _compile(model, "polyblocks", args.target, args.freeze)
             res = models.output_tensors(compiled(*inputs))
         except Exception as e:  # reported in the table, not fatal
-            row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
+            row["error"] = _error_line(e)
             traceback.print_exc(file=sys.stderr)
             return row
         finally:
@@ -154,19 +187,8 @@ def bench_model(name: str, args, step) -> dict:
         row["eager_fallbacks"] = fallbacks.count
         row["accurate"] = _accurate(model, inputs, ref, res)
         engines["polyblocks"] = compiled
-        for base in args.baselines:
-            if base == "eager":
-                continue
-            step(f"{name}: {base}")
-            t = time.perf_counter()
-            try:
-                other = _compile(model, base, args.target, args.freeze)
-                other(*inputs)
-            except Exception as e:
-                row[f"{base}_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
-                continue
-            row[f"{base}_compile_s"] = time.perf_counter() - t
-            engines[base] = other
+        _compile_baselines(model, inputs, args.baselines, args.target, args.freeze, row,
+                           engines, step=lambda base: step(f"{name}: {base}"))
         # Compiling a baseline reset Dynamo: PolyBlocks' graphs are traced
         # again (from the compile cache) before the timed rounds.
         step(f"{name}: runs")

@@ -543,30 +543,12 @@ def _stage(name: str) -> None:
     print(STAGE + name, flush=True)
 
 
-def _fallback_recorder():
-    """A --suite models fallback counter that also keeps what fell back:
-    the op ("aten.foo.default") or the graph ("a graph of 7 nodes")."""
-    from .__main__ import _FallbackRecorder
-
-    class Recorder(_FallbackRecorder):
-        def __init__(self):
-            super().__init__()
-            self.ops: list[str] = []
-
-        def emit(self, record):
-            super().emit(record)
-            m = re.match(r"polyblocks: (.+?) runs in eager", record.getMessage())
-            if m and m.group(1) not in self.ops:
-                self.ops.append(m.group(1))
-
-    return Recorder()
-
-
 def measure(key: str, opts) -> dict:
     """Builds, compiles and times the model `key`; one row of the report."""
     from torch._dynamo.utils import counters, same
     from . import models
-    from .__main__ import _accurate, _compile, _interleaved_median_ms
+    from .__main__ import (_FallbackRecorder, _accurate, _compile, _compile_baselines,
+                           _interleaved_median_ms)
 
     source, _, name = key.partition(":")
     row: dict = {"key": key, "source": source, "model": name}
@@ -590,7 +572,7 @@ def measure(key: str, opts) -> dict:
         crash = os.environ.get(TEST_CRASH_ENV, "")
         if key in crash.split(",") or name in crash.split(","):
             os.abort()
-        recorder = _fallback_recorder()
+        recorder = _FallbackRecorder()
         logging.getLogger("polyblocks").addHandler(recorder)
         counters.clear()
         t = time.perf_counter()
@@ -614,19 +596,9 @@ def measure(key: str, opts) -> dict:
             row["accurate"] = len(ref) == len(res) and all(
                 bool(same(r, o, tol=1e-3)) for r, o in zip(ref, res))
         engines = {"eager": model, "polyblocks": compiled}
-        for base in opts.baselines:
-            if base == "eager":
-                continue
-            _stage(f"{base} compile")
-            t = time.perf_counter()
-            try:
-                other = _compile(model, base, opts.target)
-                other(*inputs)
-            except Exception as e:  # the baseline's failure, not PolyBlocks'
-                row[f"{base}_error"] = _one_line(e)
-                continue
-            row[f"{base}_compile_s"] = time.perf_counter() - t
-            engines[base] = other
+        _compile_baselines(model, inputs, opts.baselines, opts.target, False, row, engines,
+                           step=lambda base: _stage(f"{base} compile"),
+                           error_line=_one_line)
         _stage("timing")
         try:
             compiled(*inputs)  # traced again after the baselines reset Dynamo
