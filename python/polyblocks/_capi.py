@@ -115,6 +115,11 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.pbExecutableRun.restype = c_status
     lib.pbExecutableDestroy.argtypes = [vp]
     lib.pbExecutableDestroy.restype = None
+    u64p = ctypes.POINTER(ctypes.c_uint64)
+    lib.pbExecutableReadProfile.argtypes = [vp, u64p, u64p, ctypes.c_size_t]
+    lib.pbExecutableReadProfile.restype = c_status
+    lib.pbExecutableResetProfile.argtypes = [vp]
+    lib.pbExecutableResetProfile.restype = c_status
 
 
 def library() -> ctypes.CDLL:
@@ -242,6 +247,17 @@ class ExecutableHandle:
         executables and must be None on CPUs and for emulated executables."""
         check(self._lib.pbExecutableRun(self._ptr, entry, buffers, num_buffers,
                                         ctypes.c_void_p(stream) if stream else None))
+
+    def read_profile(self, count: int) -> list[tuple[int, int]]:
+        """pbExecutableReadProfile: (nanoseconds, calls) of kernel call
+        sites 0 .. count-1 of a CPU artifact compiled with profile=1."""
+        ns = (ctypes.c_uint64 * max(count, 1))()
+        calls = (ctypes.c_uint64 * max(count, 1))()
+        check(self._lib.pbExecutableReadProfile(self._ptr, ns, calls, count))
+        return [(ns[i], calls[i]) for i in range(count)]
+
+    def reset_profile(self) -> None:
+        check(self._lib.pbExecutableResetProfile(self._ptr))
 
     def __del__(self):
         ptr = getattr(self, "_ptr", None)

@@ -303,6 +303,26 @@ class Executable:
         alignment = artifact.metadata.get("buffer_alignment")
         self.alignment = int(alignment) if alignment else None
 
+    def kernel_profile(self) -> list[dict]:
+        """The time of each kernel call site of a CPU artifact compiled with
+        ``options={"profile": 1}``, summed since the load or the last
+        :meth:`reset_kernel_profile`: the sites of the metadata's
+        "estimate" (entry, kernel, source location, estimated time), each
+        with "measured_ns" and "calls". Raises UnsupportedError for other
+        artifacts."""
+        estimate = self.artifact.metadata.get("estimate") or {}
+        sites = [site for entry in estimate.get("entries", [])
+                 for site in entry.get("launches", []) if "site" in site]
+        counters = self._handle.read_profile(len(sites))
+        return [dict(site, measured_ns=counters[site["site"]][0],
+                     calls=counters[site["site"]][1])
+                if site["site"] < len(counters) else dict(site)
+                for site in sites]
+
+    def reset_kernel_profile(self) -> None:
+        """Sets the kernel timers of a profiled CPU artifact to zero."""
+        self._handle.reset_profile()
+
     def entry_spec(self, entry: str) -> _EntrySpec:
         try:
             return self._entries[entry]

@@ -134,6 +134,8 @@ static pb_status *parseOptions(const char *text, CompileOptions &options) {
       status = boolValue(options.pipeline.packConstants);
     else if (key == "emulation-ir")
       status = boolValue(options.pipeline.emulationIR);
+    else if (key == "profile")
+      status = boolValue(options.pipeline.profile);
     else if (key == "timing")
       status = boolValue(options.timing);
     else if (key == "verify-each")
@@ -161,7 +163,7 @@ static pb_status *parseOptions(const char *text, CompileOptions &options) {
                               "matrix-units=0|1, "
                               "allow-tf32=0|1, allow-tf32-convolutions=0|1, "
                               "warpgroup-units=0|1, pack-constants=0|1, "
-                              "emulation-ir=0|1, "
+                              "emulation-ir=0|1, profile=0|1, "
                               "timing=0|1, verify-each=0|1, threads=N, "
                               "kernel-cache=DIR, "
                               "pipeline=optimized|reference");

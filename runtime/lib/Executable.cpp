@@ -271,3 +271,49 @@ pb_status *pbExecutableRun(pb_executable *executable, const char *entry,
 }
 
 void pbExecutableDestroy(pb_executable *executable) { delete executable; }
+
+/// The profile functions of a profiled CPU executable, or a status.
+static pb_status *findProfile(pb_executable *executable, void **read,
+                              void **reset) {
+  if (!executable)
+    return makeStatus(PB_STATUS_INVALID_ARGUMENT, "null executable");
+  if (!executable->handle)
+    return makeStatus(PB_STATUS_UNSUPPORTED,
+                      "kernel timers exist only in CPU artifacts");
+  *read = dlsym(executable->handle, "__pb_profile_read");
+  *reset = dlsym(executable->handle, "__pb_profile_reset");
+  if (!*read || !*reset)
+    return makeStatus(PB_STATUS_UNSUPPORTED,
+                      "this artifact was compiled without kernel timers "
+                      "(compile with the option profile=1)");
+  return nullptr;
+}
+
+pb_status *pbExecutableReadProfile(pb_executable *executable,
+                                   uint64_t *nanoseconds, uint64_t *calls,
+                                   size_t count) {
+  return guard([&]() -> pb_status * {
+    void *read = nullptr, *reset = nullptr;
+    if (pb_status *status = findProfile(executable, &read, &reset))
+      return status;
+    if (count && (!nanoseconds || !calls))
+      return makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                        "pbExecutableReadProfile: null output arrays");
+    using ReadFn = uint64_t (*)(uint64_t *, uint64_t *, uint64_t);
+    uint64_t capacity =
+        reinterpret_cast<ReadFn>(read)(nanoseconds, calls, count);
+    for (size_t i = capacity; i < count; ++i)
+      nanoseconds[i] = calls[i] = 0;
+    return nullptr;
+  });
+}
+
+pb_status *pbExecutableResetProfile(pb_executable *executable) {
+  return guard([&]() -> pb_status * {
+    void *read = nullptr, *reset = nullptr;
+    if (pb_status *status = findProfile(executable, &read, &reset))
+      return status;
+    reinterpret_cast<void (*)()>(reset)();
+    return nullptr;
+  });
+}

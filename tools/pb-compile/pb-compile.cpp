@@ -63,17 +63,72 @@ static llvm::cl::opt<bool>
 
 static llvm::cl::opt<bool> estimate(
     "estimate",
-    llvm::cl::desc("Print the roofline estimate of every GPU launch (a "
+    llvm::cl::desc("Print the roofline estimate of every GPU launch or CPU "
+                   "kernel call (a "
                    "model from the chip's .td, not a measurement; kept in "
                    "the metadata's \"estimate\")"),
     llvm::cl::cat(toolCategory));
+
+/// The sum of a launch's or call's FLOPs over units and element types.
+static double getFlops(const llvm::json::Object &launch) {
+  double flops = 0;
+  for (llvm::StringRef key : {"vector_flops", "matrix_flops"})
+    if (const llvm::json::Object *byType = launch.getObject(key))
+      for (const auto &entry : *byType)
+        flops += entry.second.getAsNumber().value_or(0);
+  return flops;
+}
+
+/// A CPU estimate (pb-kernel-sites): the kernel calls of each entry.
+static void printCallEstimate(const llvm::json::Object &estimate) {
+  llvm::outs() << "estimate for " << estimate.getString("chip").value_or("?")
+               << ", " << estimate.getInteger("cores").value_or(0)
+               << " cores for a parallel call ("
+               << estimate.getString("model").value_or("") << ")\n";
+  if (std::optional<llvm::StringRef> why = estimate.getString("no_estimate"))
+    llvm::outs() << "  some calls have no estimate: " << *why << "\n";
+  const llvm::json::Array *entries = estimate.getArray("entries");
+  for (const llvm::json::Value &entryValue :
+       entries ? *entries : llvm::json::Array()) {
+    const llvm::json::Object &entry = *entryValue.getAsObject();
+    const llvm::json::Array *calls = entry.getArray("launches");
+    llvm::outs() << llvm::formatv(
+        "entry {0}: {1} kernel calls, {2:F2} us; {3:F0} B, {4:F0} FLOPs\n",
+        entry.getString("name").value_or("?"), calls ? calls->size() : 0,
+        entry.getNumber("estimate_us").value_or(0),
+        entry.getNumber("bytes").value_or(0),
+        entry.getNumber("flops").value_or(0));
+    llvm::outs() << llvm::formatv(
+        "  {0,4} {1,-24} {2,-8} {3,12} {4,14} {5,9} {6,9} {7,9} {8,-7} {9}\n",
+        "site", "kernel", "threads", "bytes", "FLOPs", "mem us", "comp us",
+        "est us", "bound", "location");
+    for (const llvm::json::Value &value : calls ? *calls : llvm::json::Array()) {
+      const llvm::json::Object &call = *value.getAsObject();
+      llvm::outs() << llvm::formatv(
+          "  {0,4} {1,-24} {2,-8} {3,12:F0} {4,14:F0} {5,9:F2} {6,9:F2} "
+          "{7,9:F2} {8,-7} {9}\n",
+          call.getInteger("site").value_or(0),
+          call.getString("kernel").value_or("?"),
+          call.getBoolean("parallel").value_or(false) ? "parallel" : "serial",
+          call.getNumber("bytes").value_or(0), getFlops(call),
+          call.getNumber("memory_us").value_or(0),
+          call.getNumber("compute_us").value_or(0),
+          call.getNumber("estimate_us").value_or(0),
+          call.getString("bound").value_or(""),
+          call.getString("loc").value_or(""));
+    }
+  }
+}
 
 /// The metadata's "estimate" as a table per entry.
 static void printEstimate(const llvm::json::Object &metadata) {
   const llvm::json::Object *estimate = metadata.getObject("estimate");
   if (!estimate) {
-    llvm::outs() << "no estimate: the target's back end makes none (GPU "
-                    "targets only)\n";
+    llvm::outs() << "no estimate: the target's back end makes none\n";
+    return;
+  }
+  if (estimate->get("cores")) {
+    printCallEstimate(*estimate);
     return;
   }
   llvm::outs() << "estimate for " << estimate->getString("chip").value_or("?")
@@ -103,11 +158,7 @@ static void printEstimate(const llvm::json::Object &metadata) {
     for (const llvm::json::Value &value :
          launches ? *launches : llvm::json::Array()) {
       const llvm::json::Object &launch = *value.getAsObject();
-      double flops = 0;
-      for (llvm::StringRef key : {"vector_flops", "matrix_flops"})
-        if (const llvm::json::Object *byType = launch.getObject(key))
-          for (const auto &entry : *byType)
-            flops += entry.second.getAsNumber().value_or(0);
+      double flops = getFlops(launch);
       std::optional<int64_t> registers =
           launch.getInteger("registers_per_thread");
       llvm::outs() << llvm::formatv(

@@ -16,6 +16,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -81,6 +82,18 @@ LogicalResult PBDialect::verifyOperationAttribute(Operation *op,
     if (!isa<ArrayAttr>(attr.getValue()) || !isa<func::FuncOp>(op))
       return op->emitError() << "'" << kLaunchWorkAttrName
                              << "' is an array attribute of a function";
+    return success();
+  }
+  if (attr.getName() == kKernelAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
+      return op->emitError()
+             << "'" << kKernelAttrName << "' is a unit attribute of a function";
+    return success();
+  }
+  if (attr.getName() == kKernelSitesAttrName) {
+    if (!isa<DictionaryAttr>(attr.getValue()) || !isa<ModuleOp>(op))
+      return op->emitError() << "'" << kKernelSitesAttrName
+                             << "' is a dictionary attribute of a module";
     return success();
   }
   if (attr.getName() == kEmulationIRAttrName) {

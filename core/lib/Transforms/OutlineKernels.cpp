@@ -172,6 +172,8 @@ public:
             // clash of names is renamed, never merged).
             kernel.setSymName(
                 llvm::formatv("kernel_{0:x-16}", llvm::xxh3_64bits(key)).str());
+            kernel->setAttr(pb::PBDialect::kKernelAttrName,
+                           UnitAttr::get(kernel.getContext()));
             symbols.insert(kernel, std::next(last->getIterator()));
             last = kernel;
           } else {

@@ -286,7 +286,7 @@ private:
             arith::MaxNumFOp, arith::MinNumFOp, arith::NegFOp>(op) ||
         (isa<math::MathDialect>(op->getDialect()) && !isa<math::FmaOp>(op)))
       perElement = 1;
-    else if (isa<math::FmaOp>(op))
+    else if (isa<math::FmaOp, vector::FMAOp>(op))
       perElement = 2;
     else if (auto reduction = dyn_cast<vector::ReductionOp>(op)) {
       // One operation per lane folded (and the accumulator).

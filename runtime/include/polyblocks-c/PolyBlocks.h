@@ -170,6 +170,18 @@ PB_API pb_status *pbExecutableRun(pb_executable *executable, const char *entry,
                                   void *const *buffers, size_t num_buffers,
                                   void *stream);
 PB_API void pbExecutableDestroy(pb_executable *executable);
+/* The kernel timers of a CPU artifact compiled with the option profile=1:
+ * for each of the first `count` kernel call sites (the metadata's
+ * "estimate" lists them, numbered by "site"), the wall-clock nanoseconds
+ * spent in its calls and how many calls there were, summed since the load
+ * or the last reset. Sites the artifact does not have read as 0.
+ * PB_STATUS_UNSUPPORTED for artifacts compiled without profiling and for
+ * GPU executables. */
+PB_API pb_status *pbExecutableReadProfile(pb_executable *executable,
+                                          uint64_t *nanoseconds,
+                                          uint64_t *calls, size_t count);
+/* Sets the kernel timers of a profiled CPU executable to zero (as above). */
+PB_API pb_status *pbExecutableResetProfile(pb_executable *executable);
 
 #ifdef __cplusplus
 }

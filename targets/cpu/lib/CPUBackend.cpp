@@ -15,6 +15,7 @@
 
 #include "pb/CPU/CPUBackend.h"
 
+#include "pb/Dialect/PBDialect.h"
 #include "pb/Target/Backend.h"
 #include "pb/Transforms/Passes.h"
 
@@ -56,7 +57,7 @@ using namespace mlir::pb;
 // would round each bf16 result with a call to compiler-rt's __truncsfbf2,
 // which nothing defines where the artifact is loaded.
 static const char *const kCPUS4 =
-    "pb-outline-kernels,"
+    "pb-outline-kernels,pb-kernel-sites{profile=0},"
     "func.func(pb-emulate-bf16,pb-approximate-math,arith-expand,"
     "convert-linalg-to-affine-loops,lower-affine),"
     "convert-scf-to-openmp,"
@@ -73,14 +74,19 @@ static const char *const kCPUS4 =
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
     "convert-openmp-to-llvm,"
     "llvm.func(convert-ub-to-llvm,reconcile-unrealized-casts),"
-    "pb-cpu-entry-wrappers,pb-strip-annotations";
+    "pb-cpu-entry-wrappers,pb-strip-annotations{keep=pb.kernel_sites}";
 
 /// The pipeline is the same for every CPU chip: S3 already chose the
-/// vector widths and parallel loops from the chip's tables. No pipeline
-/// option concerns it.
+/// vector widths and parallel loops from the chip's tables. The one
+/// pipeline option that concerns it is `profile` (pb-kernel-sites).
 static void addCPUS4Pipeline(OpPassManager &pm, const ChipDesc &,
-                             const PipelineOptions &) {
-  if (failed(parsePassPipeline(kCPUS4, pm, llvm::errs())))
+                             const PipelineOptions &options) {
+  std::string pipeline = kCPUS4;
+  if (options.profile) {
+    size_t at = pipeline.find("profile=0");
+    pipeline.replace(at, 9, "profile=1");
+  }
+  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
     llvm::report_fatal_error("invalid built-in CPU S4 pipeline");
 }
 
@@ -172,6 +178,79 @@ static unsigned mergeFunctions(llvm::Module &module,
       kernels, [&](llvm::Function *kernel) { return !merged.count(kernel); });
 }
 
+/// An attribute of pb-kernel-sites' record as JSON.
+static llvm::json::Value toJSON(Attribute attr) {
+  if (auto dict = dyn_cast<DictionaryAttr>(attr)) {
+    llvm::json::Object object;
+    for (NamedAttribute field : dict)
+      object[field.getName().getValue()] = toJSON(field.getValue());
+    return object;
+  }
+  if (auto array = dyn_cast<ArrayAttr>(attr)) {
+    llvm::json::Array values;
+    for (Attribute element : array)
+      values.push_back(toJSON(element));
+    return values;
+  }
+  if (auto text = dyn_cast<StringAttr>(attr))
+    return text.getValue().str();
+  if (auto flag = dyn_cast<BoolAttr>(attr))
+    return flag.getValue();
+  if (auto integer = dyn_cast<IntegerAttr>(attr))
+    return integer.getInt();
+  if (auto real = dyn_cast<FloatAttr>(attr))
+    return real.getValueAsDouble();
+  return nullptr;
+}
+
+/// The metadata's "estimate" from pb-kernel-sites' record (removed from
+/// the module): the kernel calls of each entry in call order, with their
+/// work and estimated time.
+static llvm::json::Value takeKernelSites(ModuleOp module) {
+  auto record = module->getAttrOfType<DictionaryAttr>(
+      PBDialect::kKernelSitesAttrName);
+  if (!record)
+    return nullptr;
+  module->removeAttr(PBDialect::kKernelSitesAttrName);
+  llvm::json::Object estimate = *toJSON(record).getAsObject();
+  llvm::json::Array *sites = estimate.getArray("sites");
+  // Calls grouped by entry, in order.
+  llvm::json::Array entries;
+  llvm::StringMap<size_t> entryIndex;
+  for (llvm::json::Value &value : sites ? *sites : llvm::json::Array()) {
+    llvm::json::Object &site = *value.getAsObject();
+    std::string name = site.getString("entry").value_or("").str();
+    auto [it, inserted] = entryIndex.try_emplace(name, entries.size());
+    if (inserted)
+      entries.push_back(llvm::json::Object{{"name", name},
+                                           {"launches", llvm::json::Array()},
+                                           {"estimate_us", 0.0},
+                                           {"bytes", 0.0},
+                                           {"flops", 0.0},
+                                           {"complete", true}});
+    llvm::json::Object &entry = *entries[it->second].getAsObject();
+    std::optional<double> us = site.getNumber("estimate_us");
+    double flops = 0;
+    for (llvm::StringRef key : {"vector_flops", "matrix_flops"})
+      if (const llvm::json::Object *byType = site.getObject(key))
+        for (const auto &field : *byType)
+          flops += field.second.getAsNumber().value_or(0);
+    entry["estimate_us"] = *entry.getNumber("estimate_us") + us.value_or(0);
+    entry["bytes"] = *entry.getNumber("bytes") +
+                     site.getNumber("bytes").value_or(0);
+    entry["flops"] = *entry.getNumber("flops") + flops;
+    if (!us)
+      entry["complete"] = false;
+    entry.getArray("launches")->push_back(std::move(value));
+  }
+  estimate.erase("sites");
+  estimate["entries"] = std::move(entries);
+  estimate["model"] =
+      "roofline per kernel call from the chip's per-core .td figures, over "
+      "the cores a parallel call uses (docs/Explorer.md); not a measurement";
+  return estimate;
+}
+
 static LogicalResult emitCPU(ModuleOp module, const ChipDesc &chip,
                              const EmitOptions &options, TimingScope &timing,
                              EmittedBinary &binary) {
@@ -197,6 +276,8 @@ static LogicalResult emitCPU(ModuleOp module, const ChipDesc &chip,
     if (std::optional<StringRef> callee = call.getCallee())
       binary.kernels += kernelNames.contains(*callee);
   });
+
+  binary.estimate = takeKernelSites(module);
 
   TimingScope translateTimer = timing.nest("translation to LLVM IR");
   llvm::LLVMContext llvmContext;

@@ -67,6 +67,14 @@ def PB_Dialect : Dialect {
     /// puts into the payload for running the kernels in an emulator.
     static constexpr ::llvm::StringLiteral kEmulationIRAttrName =
         "pb.emulation_ir";
+    /// Unit attribute on a function that pb-outline-kernels made of a loop
+    /// nest (a kernel).
+    static constexpr ::llvm::StringLiteral kKernelAttrName = "pb.kernel";
+    /// Dictionary attribute on a module: pb-kernel-sites' record of every
+    /// kernel call (work and estimate), which the CPU's S5 puts into the
+    /// artifact's metadata.
+    static constexpr ::llvm::StringLiteral kKernelSitesAttrName =
+        "pb.kernel_sites";
   }];
 }
 

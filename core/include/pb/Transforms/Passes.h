@@ -168,6 +168,9 @@ struct PipelineOptions {
   /// the runtime can run the kernels on the CPU through an emulator. Off
   /// in pb-opt's S4 output unless asked for; on in pbCompile's artifacts.
   bool emulationIR = false;
+  /// CPU back ends time every kernel call at run time (pb-kernel-sites'
+  /// `profile`); the runtime reads the counters back.
+  bool profile = false;
 };
 
 /// The stage names addStagePipeline knows, in pipeline order.

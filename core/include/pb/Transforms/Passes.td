@@ -771,6 +771,40 @@ def PBOutlineKernelsPass : Pass<"pb-outline-kernels", "ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def PBKernelSitesPass : Pass<"pb-kernel-sites", "ModuleOp"> {
+  let summary = "Each kernel call's work and roofline estimate, and with "
+                "`profile` its measured time";
+  let description = [{
+    A step of the CPU's S4, after `pb-outline-kernels`. Every call of a
+    kernel (a function that pass outlined, `pb.kernel`) from another
+    function is a site, numbered in order through the module. Each site's
+    work is counted as for a GPU launch (floating-point operations per
+    element type, bytes of the buffers it touches, trip counts from the
+    loops) and estimated with the chip's per-core figures from its .td:
+    max(bytes / main-memory bandwidth, FLOPs / peak) over the cores the call
+    uses (all of them, `cores`, when the kernel has a parallel loop; one
+    otherwise), plus the chip's launch overhead for a parallel call (the
+    fork and join). The sites are recorded on the module as
+    `pb.kernel_sites` (entry, kernel, source location, work, estimate),
+    which S5 puts into the artifact's metadata ("estimate"). It is a model,
+    not a measurement.
+
+    With `profile`, each call is bracketed by calls of
+    `__pb_profile_now` and `__pb_profile_add` (the CPU support library),
+    which add the call's wall-clock time and count to the site's counters;
+    the runtime reads them back (`pbExecutableReadProfile`).
+  }];
+  let options = [
+    Option<"profile", "profile", "bool", "false",
+           "time every kernel call at run time">,
+    Option<"cores", "cores", "int64_t", "0",
+           "cores a parallel call uses in the estimate (0: the compiling "
+           "machine's physical cores)">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def PBStripAnnotationsPass : Pass<"pb-strip-annotations", "ModuleOp"> {
   let summary = "Remove pb attributes, leaving upstream-only IR";
   let description = [{
