@@ -102,7 +102,8 @@ static void printCallEstimate(const llvm::json::Object &estimate) {
         "  {0,4} {1,-24} {2,-8} {3,12} {4,14} {5,9} {6,9} {7,9} {8,-7} {9}\n",
         "site", "kernel", "threads", "bytes", "FLOPs", "mem us", "comp us",
         "est us", "bound", "location");
-    for (const llvm::json::Value &value : calls ? *calls : llvm::json::Array()) {
+    for (const llvm::json::Value &value :
+         calls ? *calls : llvm::json::Array()) {
       const llvm::json::Object &call = *value.getAsObject();
       llvm::outs() << llvm::formatv(
           "  {0,4} {1,-24} {2,-8} {3,12:F0} {4,14:F0} {5,9:F2} {6,9:F2} "

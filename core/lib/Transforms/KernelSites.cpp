@@ -97,7 +97,8 @@ static FailureOr<CallEstimate> estimateCall(const ChipDesc &chip,
           flops / (static_cast<double>(peak) * 1e9 * used);
     }
   estimate.memorySeconds =
-      work.bytes / (static_cast<double>(mainMemory->bandwidthGBps) * 1e9 * used);
+      work.bytes /
+      (static_cast<double>(mainMemory->bandwidthGBps) * 1e9 * used);
   estimate.overheadSeconds =
       parallel ? static_cast<double>(chip.costModel->launchOverheadNs) * 1e-9
                : 0;
@@ -107,9 +108,9 @@ static FailureOr<CallEstimate> estimateCall(const ChipDesc &chip,
   return estimate;
 }
 
-static DictionaryAttr describeFlops(
-    MLIRContext *ctx,
-    llvm::ArrayRef<std::pair<ElementType, double>> flopsByType) {
+static DictionaryAttr
+describeFlops(MLIRContext *ctx,
+              llvm::ArrayRef<std::pair<ElementType, double>> flopsByType) {
   SmallVector<NamedAttribute> entries;
   for (auto [type, flops] : flopsByType)
     entries.emplace_back(StringAttr::get(ctx, stringifyElementType(type)),
@@ -162,7 +163,8 @@ public:
     bool estimated = chip != nullptr;
     for (func::FuncOp function :
          llvm::to_vector(module.getOps<func::FuncOp>())) {
-      if (function.isExternal() || function->hasAttr(PBDialect::kKernelAttrName))
+      if (function.isExternal() ||
+          function->hasAttr(PBDialect::kKernelAttrName))
         continue;
       SmallVector<func::CallOp> calls;
       function.walk([&](func::CallOp call) {
@@ -203,8 +205,8 @@ public:
                 "overhead_us",
                 b.getF64FloatAttr(estimate->overheadSeconds * 1e6)));
             fields.push_back(b.getNamedAttr(
-                "bound", b.getStringAttr(estimate->memoryBound ? "memory"
-                                                               : "compute")));
+                "bound",
+                b.getStringAttr(estimate->memoryBound ? "memory" : "compute")));
           } else {
             estimated = false;
           }
@@ -233,13 +235,13 @@ public:
       record.push_back(b.getNamedAttr(
           "no_estimate",
           b.getStringAttr(chip ? why : "the module has no #pb.target")));
-    module->setAttr(PBDialect::kKernelSitesAttrName, b.getDictionaryAttr(record));
+    module->setAttr(PBDialect::kKernelSitesAttrName,
+                    b.getDictionaryAttr(record));
     if (!sites.empty())
-      pb::explain(module,
-                  llvm::Twine(sites.size()) + " kernel calls" +
-                      (profile ? ", each timed at run time" : "") +
-                      "; estimated with " + llvm::Twine(usedCores) +
-                      " cores for a parallel call");
+      pb::explain(module, llvm::Twine(sites.size()) + " kernel calls" +
+                              (profile ? ", each timed at run time" : "") +
+                              "; estimated with " + llvm::Twine(usedCores) +
+                              " cores for a parallel call");
   }
 };
 } // namespace

@@ -173,7 +173,7 @@ public:
             kernel.setSymName(
                 llvm::formatv("kernel_{0:x-16}", llvm::xxh3_64bits(key)).str());
             kernel->setAttr(pb::PBDialect::kKernelAttrName,
-                           UnitAttr::get(kernel.getContext()));
+                            UnitAttr::get(kernel.getContext()));
             symbols.insert(kernel, std::next(last->getIterator()));
             last = kernel;
           } else {

@@ -207,8 +207,8 @@ static llvm::json::Value toJSON(Attribute attr) {
 /// the module): the kernel calls of each entry in call order, with their
 /// work and estimated time.
 static llvm::json::Value takeKernelSites(ModuleOp module) {
-  auto record = module->getAttrOfType<DictionaryAttr>(
-      PBDialect::kKernelSitesAttrName);
+  auto record =
+      module->getAttrOfType<DictionaryAttr>(PBDialect::kKernelSitesAttrName);
   if (!record)
     return nullptr;
   module->removeAttr(PBDialect::kKernelSitesAttrName);
@@ -236,8 +236,8 @@ static llvm::json::Value takeKernelSites(ModuleOp module) {
         for (const auto &field : *byType)
           flops += field.second.getAsNumber().value_or(0);
     entry["estimate_us"] = *entry.getNumber("estimate_us") + us.value_or(0);
-    entry["bytes"] = *entry.getNumber("bytes") +
-                     site.getNumber("bytes").value_or(0);
+    entry["bytes"] =
+        *entry.getNumber("bytes") + site.getNumber("bytes").value_or(0);
     entry["flops"] = *entry.getNumber("flops") + flops;
     if (!us)
       entry["complete"] = false;
