@@ -68,8 +68,14 @@ def test_nvidia_artifact_carries_the_roofline_estimate():
     assert entry["estimate_us"] == pytest.approx(
         sum(l["estimate_us"] for l in entry["launches"]))
     assert estimate_ms(art.metadata) == pytest.approx(entry["estimate_us"] / 1e3)
-    assert estimate_ms(polyblocks.compile(SOFTMAX, target="cpu-host",
-                                          cache=False).metadata) is None
+    # CPU artifacts carry the estimate of each kernel call (pb-kernel-sites),
+    # in the same shape: entries with launches.
+    cpu = polyblocks.compile(SOFTMAX, target="cpu-host", cache=False).metadata
+    assert cpu["estimate"]["cores"] >= 1
+    (cpu_entry,) = cpu["estimate"]["entries"]
+    assert [l["site"] for l in cpu_entry["launches"]] == list(range(len(cpu_entry["launches"])))
+    assert estimate_ms(cpu) == pytest.approx(cpu_entry["estimate_us"] / 1e3)
+    assert estimate_ms({"format": "elf-shared-object"}) is None
 
 
 def test_gpu_report_has_the_estimate_column():
