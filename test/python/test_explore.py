@@ -125,3 +125,28 @@ def test_cli_warns_on_another_address():
         proc.kill()
         _, err = proc.communicate()
     assert "warning" in err
+
+
+def test_python_file_inputs(tmp_path):
+    # The command line's Python files: a torch module with its inputs, or a
+    # JAX function with its arguments (the API itself takes no paths).
+    from polyblocks.explore import worker
+    torch_file = tmp_path / "torch_model.py"
+    torch_file.write_text("import torch\n"
+                          "model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU())\n"
+                          "inputs = (torch.randn(2, 8),)\n")
+    result = worker.run({"python": str(torch_file), "target": "cpu-host", "measure": False})
+    assert result["ok"], result.get("error")
+    assert "func.func" in result["source"] and "tensor<2x8xf32>" in result["source"]
+    assert result["kernels"] and all(k["measured_us"] is None for k in result["kernels"])
+    jax_file = tmp_path / "jax_function.py"
+    jax_file.write_text("import jax.numpy as jnp\n"
+                        "function = lambda x: jnp.tanh(x) * 2.0\n"
+                        "args = (jnp.ones((4, 16), jnp.float32),)\n")
+    result = worker.run({"python": str(jax_file), "target": "cpu-host", "measure": False})
+    assert result["ok"], result.get("error")
+    assert "math.tanh" in result["source"] or "tanh" in result["source"]
+    bad = tmp_path / "nothing.py"
+    bad.write_text("x = 1\n")
+    with pytest.raises(RuntimeError, match="defines neither"):
+        worker.run({"python": str(bad), "target": "cpu-host"})
