@@ -1,4 +1,5 @@
 // RUN: pb-opt %s --split-input-file --pb-clone-fills | FileCheck %s
+// RUN: pb-opt %s --split-input-file --pb-clone-fills --mlir-print-debuginfo | FileCheck %s --check-prefix=LOC
 
 // A fill with two users: the second gets its own fill of its own empty
 // tensor (one buffer each after bufferization), right before it.
@@ -53,4 +54,26 @@ func.func @padded(%a: tensor<6x6xf32>) -> tensor<8x8xf32> {
   %p = tensor.insert_slice %c into %f[1, 1] [6, 6] [1, 1] : tensor<6x6xf32> into tensor<8x8xf32>
   %x = linalg.matmul ins(%p, %p : tensor<8x8xf32>, tensor<8x8xf32>) outs(%f : tensor<8x8xf32>) -> tensor<8x8xf32>
   return %x : tensor<8x8xf32>
+}
+
+// -----
+
+// A clone takes its user's location, not the shared fill's (which CSE
+// took from the first of the fills it merged): the kernels S3 fuses from a
+// fill and its user then name the user.
+// LOC-LABEL: func.func @located
+// LOC: linalg.fill {{.*}} loc(#[[FILL:loc[0-9]*]])
+// LOC: linalg.matmul {{.*}} loc(#[[FIRST:loc[0-9]*]])
+// LOC: tensor.empty() {{.*}} loc(#[[SECOND:loc[0-9]*]])
+// LOC-NEXT: linalg.fill {{.*}} loc(#[[SECOND]])
+// LOC-NEXT: linalg.matmul {{.*}} loc(#[[SECOND]])
+// LOC-DAG: #[[FILL]] = loc("fill":1:1)
+// LOC-DAG: #[[SECOND]] = loc("second":3:1)
+func.func @located(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x8xf32> loc("fill":1:1)
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32> loc("fill":1:1)
+  %x = linalg.matmul ins(%a, %b : tensor<8x8xf32>, tensor<8x8xf32>) outs(%f : tensor<8x8xf32>) -> tensor<8x8xf32> loc("first":2:1)
+  %y = linalg.matmul ins(%b, %a : tensor<8x8xf32>, tensor<8x8xf32>) outs(%f : tensor<8x8xf32>) -> tensor<8x8xf32> loc("second":3:1)
+  return %x, %y : tensor<8x8xf32>, tensor<8x8xf32>
 }

@@ -83,11 +83,20 @@ public:
         // one buffer that each user then overwrote in place, and a
         // contraction's epilogue could no longer be fused into its kernel
         // (the buffer was read again later).
+        // The clones take their user's location: CSE left the shared fill
+        // with the first one's, and the loop nests that S3 fuses from the
+        // fill and its user (the kernels) would name that op.
+        Location loc = use->getOwner()->getLoc();
         IRMapping mapping;
         Value init = fill.getDpsInitOperand(0)->get();
-        if (auto empty = init.getDefiningOp<tensor::EmptyOp>())
-          mapping.map(init, b.clone(*empty)->getResult(0));
-        use->set(b.clone(*fill, mapping)->getResult(0));
+        if (auto empty = init.getDefiningOp<tensor::EmptyOp>()) {
+          Operation *clone = b.clone(*empty);
+          clone->setLoc(loc);
+          mapping.map(init, clone->getResult(0));
+        }
+        Operation *clone = b.clone(*fill, mapping);
+        clone->setLoc(loc);
+        use->set(clone->getResult(0));
       }
     }
   }
