@@ -66,6 +66,9 @@ def test_nvidia_sm90_ptx_and_estimates(server):
     assert ".target sm_90" in ptx
     assert result["kernels"] and all(k["estimate_us"] > 0 for k in result["kernels"])
     assert all(k["measured_us"] is None for k in result["kernels"])
+    # Each launch names an input line: the first op of its fused nest (the
+    # accumulator's fill on line 7, the matmul on line 8).
+    assert all(k["line"] in (7, 8) for k in result["kernels"]), result["kernels"]
     assert any("not measured" in n for n in result["notes"])
 
 

@@ -33,21 +33,6 @@ namespace mlir::pb {
 using namespace mlir;
 using namespace mlir::pb;
 
-/// "file:line:col" of the first file location in `loc`, or "".
-static std::string describeLocation(Location loc) {
-  std::string text;
-  loc->walk([&](Location nested) {
-    if (auto file = dyn_cast<FileLineColLoc>(nested)) {
-      text = (file.getFilename().getValue() + ":" +
-              llvm::Twine(file.getLine()) + ":" + llvm::Twine(file.getColumn()))
-                 .str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return text;
-}
-
 static bool hasParallelLoop(func::FuncOp kernel) {
   return kernel
       .walk([](Operation *op) {
@@ -181,8 +166,8 @@ public:
             b.getNamedAttr("site", b.getI64IntegerAttr(id)),
             b.getNamedAttr("entry", b.getStringAttr(function.getSymName())),
             b.getNamedAttr("kernel", b.getStringAttr(callee.getSymName())),
-            b.getNamedAttr("loc",
-                           b.getStringAttr(describeLocation(call.getLoc()))),
+            b.getNamedAttr(
+                "loc", b.getStringAttr(describeFileLocation(call.getLoc()))),
             b.getNamedAttr("parallel", b.getBoolAttr(parallel)),
             b.getNamedAttr("bytes", b.getF64FloatAttr(work.bytes)),
             b.getNamedAttr("vector_flops",

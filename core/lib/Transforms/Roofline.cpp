@@ -313,6 +313,20 @@ private:
 };
 } // namespace
 
+std::string mlir::pb::describeFileLocation(Location loc) {
+  std::string text;
+  loc->walk([&](Location nested) {
+    if (auto file = dyn_cast<FileLineColLoc>(nested)) {
+      text = (file.getFilename().getValue() + ":" +
+              llvm::Twine(file.getLine()) + ":" + llvm::Twine(file.getColumn()))
+                 .str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return text;
+}
+
 Work mlir::pb::countWork(ArrayRef<Operation *> statements) {
   return WorkCounter(statements).run();
 }

@@ -94,7 +94,11 @@ public:
         unknown.exact = false;
         work = unknown;
       }
-      works.push_back(work->toAttr(&getContext()));
+      // With the launch's source location, for the artifact's estimate.
+      NamedAttrList fields(work->toAttr(&getContext()));
+      fields.set("loc", StringAttr::get(&getContext(),
+                                        describeFileLocation(launch.getLoc())));
+      works.push_back(fields.getDictionary(&getContext()));
       if (!chip || !isExplainEnabled())
         return;
       LaunchShape shape;

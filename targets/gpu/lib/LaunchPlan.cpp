@@ -137,10 +137,15 @@ gpucommon::describeLaunchPlan(ModuleOp module, llvm::StringRef vendor) {
       return failure();
     plan.entries.push_back(std::move(*entry));
     SmallVector<std::optional<Work>> &works = plan.works.emplace_back();
+    SmallVector<std::string> &locations = plan.locations.emplace_back();
     if (auto array =
             func->getAttrOfType<ArrayAttr>(PBDialect::kLaunchWorkAttrName))
-      for (Attribute attr : array)
+      for (Attribute attr : array) {
         works.push_back(Work::fromAttr(attr));
+        auto dict = dyn_cast<DictionaryAttr>(attr);
+        auto loc = dict ? dict.getAs<StringAttr>("loc") : StringAttr();
+        locations.push_back(loc ? loc.getValue().str() : "");
+      }
     func->removeAttr(PBDialect::kLaunchWorkAttrName);
   }
   return plan;
@@ -167,7 +172,8 @@ llvm::json::Value gpucommon::estimateLaunchPlan(
     const ChipDesc &chip, LaunchPlan &plan,
     const llvm::StringMap<int64_t> &registersByModule) {
   llvm::json::Array result;
-  for (auto [entryValue, entryWorks] : llvm::zip(plan.entries, plan.works)) {
+  for (auto [entryValue, entryWorks, entryLocations] :
+       llvm::zip(plan.entries, plan.works, plan.locations)) {
     llvm::json::Object &entry = *entryValue.getAsObject();
     llvm::json::Array *launches = entry.getArray("launches");
     llvm::json::Array described;
@@ -203,6 +209,8 @@ llvm::json::Value gpucommon::estimateLaunchPlan(
       llvm::json::Object object = toJSON(*work, shape, *estimate);
       launch["estimate"] = llvm::json::Object(object);
       object["kernel"] = launch.getString("kernel").value_or("").str();
+      if (i < entryLocations.size() && !entryLocations[i].empty())
+        object["loc"] = entryLocations[i];
       described.push_back(std::move(object));
       total += *work;
       seconds += estimate->seconds;

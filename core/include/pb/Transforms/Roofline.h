@@ -58,6 +58,10 @@ struct Work {
 /// each once.
 Work countWork(ArrayRef<Operation *> statements);
 
+/// "file:line:col" of the first file location in `loc` (a kernel's or a
+/// launch's op, for the artifact's estimate), or "".
+std::string describeFileLocation(Location loc);
+
 /// The shape of one launch.
 struct LaunchShape {
   int64_t blocks = 1;

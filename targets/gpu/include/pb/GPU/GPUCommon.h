@@ -126,6 +126,8 @@ void finishMatrixKernel(linalg::LinalgOp op, const MatrixKernelParts &parts,
 struct LaunchPlan {
   llvm::json::Array entries;
   SmallVector<SmallVector<std::optional<Work>>> works;
+  /// Each launch's source location ("file:line:col", or "").
+  SmallVector<SmallVector<std::string>> locations;
 };
 FailureOr<LaunchPlan> describeLaunchPlan(ModuleOp module,
                                          llvm::StringRef vendor);
