@@ -64,10 +64,7 @@ def parse_diagnostics(text: str) -> list[dict]:
     out = []
     for line in text.splitlines():
         m = _DIAGNOSTIC.match(line)
-        if not m:
-            if out and line.startswith("  ") is False and line.strip() and \
-                    not line.strip().startswith("^") and out[-1]["severity"] != "remark":
-                out[-1]["message"] += "\n" + line
+        if not m:  # the echoed source line and its caret
             continue
         message = m.group("message")
         explain = message.startswith("pb-explain: ")
@@ -84,15 +81,12 @@ def _topic(message: str) -> str:
     return head.strip() if sep and len(head) < 40 else "other"
 
 
-def model_source(name: str) -> tuple[str, list[str]]:
+def _torch_source(model, inputs, what: str) -> tuple[str, list[str]]:
     """The MLIR that torch.compile(model, backend="polyblocks") hands the
-    compiler for the model `name` of the benchmark suite (or
-    torchvision:ARCH), batch 1, and notes (other graphs)."""
+    compiler for `inputs` (the largest graph when dynamo splits the model),
+    and notes."""
     import torch
-    from .. import compiler as _compiler
-    from ..bench import models
     from ..torch import backend
-    model, inputs = models.build(name)
     texts: list[str] = []
     original = backend._compiler.compile
 
@@ -109,14 +103,21 @@ def model_source(name: str) -> tuple[str, list[str]]:
     finally:
         backend._compiler.compile = original
         torch._dynamo.reset()
-    del _compiler
     if not texts:
-        raise RuntimeError(f"model {name!r} produced no graph for PolyBlocks")
+        raise RuntimeError(f"{what} produced no graph for PolyBlocks")
     texts.sort(key=len, reverse=True)
     notes = []
     if len(texts) > 1:
         notes.append(f"the model gave {len(texts)} graphs; the largest is shown")
     return texts[0], notes
+
+
+def model_source(name: str) -> tuple[str, list[str]]:
+    """The MLIR of the model `name` of the benchmark suite (or
+    torchvision:ARCH), batch 1, random weights."""
+    from ..bench import models
+    model, inputs = models.build(name)
+    return _torch_source(model, inputs, f"model {name!r}")
 
 
 def python_source(path: str) -> tuple[str, list[str]]:
@@ -126,28 +127,7 @@ def python_source(path: str) -> tuple[str, list[str]]:
     import runpy
     scope = runpy.run_path(path)
     if "model" in scope and "inputs" in scope:
-        import torch
-        from ..torch import backend
-        texts: list[str] = []
-        original = backend._compiler.compile
-
-        def capture(text, *args, **kwargs):
-            texts.append(text)
-            return original(text, *args, **kwargs)
-
-        backend._compiler.compile = capture
-        try:
-            torch._dynamo.reset()
-            compiled = torch.compile(scope["model"], backend="polyblocks",
-                                     options={"strict": True})
-            with torch.no_grad():
-                compiled(*scope["inputs"])
-        finally:
-            backend._compiler.compile = original
-        if not texts:
-            raise RuntimeError(f"{path}: the model produced no graph for PolyBlocks")
-        texts.sort(key=len, reverse=True)
-        return texts[0], []
+        return _torch_source(scope["model"], scope["inputs"], path)
     if "function" in scope and "args" in scope:
         from .. import jax as pbjax
         return pbjax.jit(scope["function"]).lower(*scope["args"]).as_text(), []
