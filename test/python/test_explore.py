@@ -106,27 +106,26 @@ def test_limits_and_refusals(server):
     assert server.get("/api/stage?id=nope&name=S1")[0] == 404
 
 
-def test_cli_binds_loopback_by_default():
-    proc = subprocess.Popen([sys.executable, "-m", "polyblocks.explore", "--port", "0"],
+def _first_line_of_cli(*args) -> tuple[str, str]:
+    """The explorer's first line of output for `args`, and its stderr."""
+    proc = subprocess.Popen([sys.executable, "-m", "polyblocks.explore", "--port", "0", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
-        assert re.match(r"PolyBlocks explorer: http://127\.0\.0\.1:\d+/", line), line
-    finally:
-        proc.kill()
-        proc.wait()
-
-
-def test_cli_warns_on_another_address():
-    proc = subprocess.Popen([sys.executable, "-m", "polyblocks.explore", "--port", "0",
-                             "--host", "0.0.0.0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = proc.stdout.readline()
-        assert "http://0.0.0.0:" in line
     finally:
         proc.kill()
         _, err = proc.communicate()
+    return line, err
+
+
+def test_cli_binds_loopback_by_default():
+    line, _ = _first_line_of_cli()
+    assert re.match(r"PolyBlocks explorer: http://127\.0\.0\.1:\d+/", line), line
+
+
+def test_cli_warns_on_another_address():
+    line, err = _first_line_of_cli("--host", "0.0.0.0")
+    assert "http://0.0.0.0:" in line
     assert "warning" in err
 
 

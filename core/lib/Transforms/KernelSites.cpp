@@ -55,35 +55,18 @@ struct CallEstimate {
 };
 } // namespace
 
+/// The .td's per-core figures over the cores the call uses, plus the
+/// fork and join of a parallel call.
 static FailureOr<CallEstimate> estimateCall(const ChipDesc &chip,
                                             const Work &work, int64_t cores,
                                             bool parallel, std::string &why) {
-  const MemoryLevelDesc *mainMemory =
-      chip.getMemoryLevel(MemoryKind::MainMemory);
-  if (!mainMemory || mainMemory->bandwidthGBps <= 0 || !chip.costModel) {
-    why = "the chip states no main-memory bandwidth";
+  FailureOr<RooflineSeconds> parts = getRooflineParts(chip, work, why);
+  if (failed(parts))
     return failure();
-  }
   double used = parallel ? static_cast<double>(std::max<int64_t>(1, cores)) : 1;
   CallEstimate estimate;
-  for (auto [matrix, list] : {std::pair{false, &work.vectorFlops},
-                              std::pair{true, &work.matrixFlops}})
-    for (auto [type, flops] : *list) {
-      int64_t peak = chip.costModel->getPeakGFLOPs(type, "vector");
-      if (peak <= 0)
-        peak = chip.costModel->getPeakGFLOPs(ElementType::F32, "vector");
-      if (peak <= 0) {
-        why = ("the chip states no " + stringifyElementType(type) +
-               " vector peak")
-                  .str();
-        return failure();
-      }
-      estimate.computeSeconds +=
-          flops / (static_cast<double>(peak) * 1e9 * used);
-    }
-  estimate.memorySeconds =
-      work.bytes /
-      (static_cast<double>(mainMemory->bandwidthGBps) * 1e9 * used);
+  estimate.computeSeconds = parts->compute / used;
+  estimate.memorySeconds = parts->memory / used;
   estimate.overheadSeconds =
       parallel ? static_cast<double>(chip.costModel->launchOverheadNs) * 1e-9
                : 0;

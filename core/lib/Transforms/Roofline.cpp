@@ -339,18 +339,16 @@ static int64_t roundUp(int64_t value, int64_t granule) {
   return granule > 0 ? llvm::alignTo(value, granule) : value;
 }
 
-FailureOr<LaunchEstimate> mlir::pb::estimateLaunch(const ChipDesc &chip,
-                                                   const Work &work,
-                                                   const LaunchShape &shape,
-                                                   std::string &why) {
+FailureOr<RooflineSeconds> mlir::pb::getRooflineParts(const ChipDesc &chip,
+                                                      const Work &work,
+                                                      std::string &why) {
   const MemoryLevelDesc *mainMemory =
       chip.getMemoryLevel(MemoryKind::MainMemory);
   if (!mainMemory || mainMemory->bandwidthGBps <= 0 || !chip.costModel) {
     why = "the chip states no main-memory bandwidth";
     return failure();
   }
-  LaunchEstimate estimate;
-  double computeSeconds = 0;
+  RooflineSeconds parts;
   for (auto [matrix, list] : {std::pair{false, &work.vectorFlops},
                               std::pair{true, &work.matrixFlops}})
     for (auto [type, flops] : *list) {
@@ -364,11 +362,23 @@ FailureOr<LaunchEstimate> mlir::pb::estimateLaunch(const ChipDesc &chip,
                   .str();
         return failure();
       }
-      computeSeconds += flops / (static_cast<double>(peak) * 1e9);
+      parts.compute += flops / (static_cast<double>(peak) * 1e9);
     }
-  estimate.computeSeconds = computeSeconds;
-  estimate.memorySeconds =
+  parts.memory =
       work.bytes / (static_cast<double>(mainMemory->bandwidthGBps) * 1e9);
+  return parts;
+}
+
+FailureOr<LaunchEstimate> mlir::pb::estimateLaunch(const ChipDesc &chip,
+                                                   const Work &work,
+                                                   const LaunchShape &shape,
+                                                   std::string &why) {
+  FailureOr<RooflineSeconds> parts = getRooflineParts(chip, work, why);
+  if (failed(parts))
+    return failure();
+  LaunchEstimate estimate;
+  estimate.computeSeconds = parts->compute;
+  estimate.memorySeconds = parts->memory;
   estimate.overheadSeconds =
       static_cast<double>(chip.costModel->launchOverheadNs) * 1e-9;
   estimate.memoryBound = estimate.memorySeconds >= estimate.computeSeconds;

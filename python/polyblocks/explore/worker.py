@@ -179,21 +179,18 @@ def final_code(metadata: dict, payload: bytes, workdir: Path) -> dict:
 
 
 def _inputs_for(entry: dict):
+    """Random inputs (floats) or zeros (integers, booleans) of an entry's
+    metadata."""
     import torch
-    dtypes = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
-              "bf16": torch.bfloat16, "i64": torch.int64, "i32": torch.int32,
-              "i8": torch.int8, "i1": torch.bool, "ui8": torch.uint8, "i16": torch.int16}
+    from ..compiler import _dtype
     gen = torch.Generator().manual_seed(0)
     out = []
     for spec in entry["inputs"]:
-        dtype = dtypes.get(spec["dtype"], torch.float32)
-        shape = spec["shape"]
+        dtype = _dtype(spec["dtype"])
         if dtype.is_floating_point:
-            out.append(torch.randn(shape, generator=gen).to(dtype))
-        elif dtype == torch.bool:
-            out.append(torch.zeros(shape, dtype=dtype))
+            out.append(torch.randn(spec["shape"], generator=gen).to(dtype))
         else:
-            out.append(torch.zeros(shape, dtype=dtype))
+            out.append(torch.zeros(spec["shape"], dtype=dtype))
     return out
 
 
@@ -202,20 +199,18 @@ def measure(artifact, runs: int, seconds: float = 2.0) -> dict:
     times or `seconds`, and returns the kernel timers and the entries'
     mean wall times."""
     executable = artifact.executable()
-    entry_us = {}
-    for entry in artifact.metadata["entries"]:
-        inputs = _inputs_for(entry)
-        executable.run(entry["name"], inputs)  # warm-up: threads, pool
+    inputs = {entry["name"]: _inputs_for(entry) for entry in artifact.metadata["entries"]}
+    for name, args in inputs.items():
+        executable.run(name, args)  # warm-up: threads, pool
     executable.reset_kernel_profile()
-    for entry in artifact.metadata["entries"]:
-        inputs = _inputs_for(entry)
+    entry_us = {}
+    for name, args in inputs.items():
         start = time.perf_counter()
         n = 0
         while n < runs and (n == 0 or time.perf_counter() - start < seconds):
-            executable.run(entry["name"], inputs)
+            executable.run(name, args)
             n += 1
-        entry_us[entry["name"]] = {"mean_us": (time.perf_counter() - start) / n * 1e6,
-                                   "runs": n}
+        entry_us[name] = {"mean_us": (time.perf_counter() - start) / n * 1e6, "runs": n}
     return {"entries": entry_us, "sites": executable.kernel_profile()}
 
 
@@ -303,8 +298,8 @@ def run(request: dict) -> dict:
                                or proc.stderr[-4000:] or "pb-opt failed")
             return result
 
-        cpu_host = _compiler.resolve_target(target).startswith("cpu") and \
-            _compiler.resolve_target(target) == _compiler.resolve_target("cpu-host")
+        # Only code compiled for this machine's CPU is run and timed.
+        cpu_host = target == "cpu-host"
         options = "profile=1" if cpu_host else "emulation-ir=0"
         started = time.perf_counter()
         try:

@@ -90,6 +90,17 @@ struct LaunchEstimate {
   bool memoryBound = true;
 };
 
+/// The seconds of `work`'s FLOPs at the chip's peaks (per element type and
+/// unit; vector FLOPs of a type without a peak at the f32 vector peak) and
+/// of its bytes at the main-memory bandwidth, with the figures as the .td
+/// states them (the whole chip on GPUs, one core on CPUs).
+struct RooflineSeconds {
+  double compute = 0;
+  double memory = 0;
+};
+FailureOr<RooflineSeconds> getRooflineParts(const ChipDesc &chip,
+                                            const Work &work, std::string &why);
+
 /// Estimates a launch of `shape` doing `work` on `chip`; fails (with a
 /// reason) when the chip's .td lacks a figure the model needs.
 FailureOr<LaunchEstimate> estimateLaunch(const ChipDesc &chip, const Work &work,
