@@ -302,6 +302,38 @@ def test_automatic_dynamic_shapes_are_specialized(tmp_path, monkeypatch):
     assert compiler.stats["compiles"] - before == 3
 
 
+class _NormBlock(torch.nn.Module):
+    """A layer norm and a dropout: under dynamic=True dynamo passes their
+    float attributes (eps, p) as 0-d tensors read with .item()."""
+
+    def __init__(self, eps):
+        super().__init__()
+        self.lin = torch.nn.Linear(16, 16)
+        self.norm = torch.nn.LayerNorm(16, eps=eps)
+        self.drop = torch.nn.Dropout(0.1)
+
+    def forward(self, x):
+        return self.drop(self.norm(self.lin(x)))
+
+
+def test_dynamic_true_specializes_shapes_and_scalar_inputs(tmp_path, monkeypatch):
+    monkeypatch.setenv("POLYBLOCKS_CACHE_DIR", str(tmp_path))
+    compiler.clear_memory_cache()
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = _NormBlock(eps=0.5).eval()  # a large eps: a wrong eps shows
+    fn = torch.compile(model, backend="polyblocks", options={"strict": True}, dynamic=True)
+    before = compiler.stats["compiles"]
+    with torch.no_grad():
+        for length in (7, 16, 7):
+            x = torch.randn(2, length, 16)
+            torch.testing.assert_close(fn(x), model(x))
+        assert compiler.stats["compiles"] - before == 2
+        model.norm.eps = 1e-5  # a new value of a scalar input: a new compile
+        x = torch.randn(2, 7, 16)
+        torch.testing.assert_close(fn(x), model(x))
+
+
 def test_disk_cache_hit_from_second_process(tmp_path):
     code = textwrap.dedent("""
         import json, torch, polyblocks

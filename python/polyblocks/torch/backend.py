@@ -10,8 +10,9 @@ function and compiled by the C API. Ops without an emitter split the graph:
 the supported parts are compiled, the rest runs eagerly, and each fallback
 op is logged once on the ``polyblocks`` logger. ``strict=True`` raises
 NotImplementedError naming the op instead. Graphs with symbolic shapes
-(dynamo's automatic dynamic shapes) are specialized: compiled once per
-distinct set of concrete input shapes.
+(dynamo's automatic dynamic shapes, ``dynamic=True``) are specialized:
+compiled once per distinct set of concrete input shapes and of the values
+of the 0-d inputs that the graph reads with ``.item()``.
 """
 
 from __future__ import annotations
@@ -379,13 +380,47 @@ def _aot(gm: fx.GraphModule, example_inputs, opts: Options):
                                  decompositions=_decompositions())
 
 
+def _item_inputs(gm: fx.GraphModule) -> list[int]:
+    """Positions of the graph inputs that the graph reads only through
+    ``.item()``: with ``dynamic=True`` dynamo passes a module's float
+    attributes (a layer norm's eps, a dropout's p) as 0-d tensors and reads
+    them with ``.item()`` inside the graph."""
+    positions = []
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for i, node in enumerate(placeholders):
+        if node.users and all(u.op == "call_method" and u.target == "item"
+                              for u in node.users):
+            positions.append(i)
+    return positions
+
+
+def _with_values(gm: fx.GraphModule, positions: list[int], values: list) -> fx.GraphModule:
+    """A copy of ``gm`` whose ``.item()`` reads of the inputs at ``positions``
+    are replaced by ``values`` (the inputs stay, unused)."""
+    graph = fx.Graph()
+    env: dict[fx.Node, fx.Node] = {}
+    output = graph.graph_copy(gm.graph, env)
+    graph.output(output)
+    placeholders = [env[n] for n in gm.graph.nodes if n.op == "placeholder"]
+    for pos, value in zip(positions, values):
+        for item in list(placeholders[pos].users):
+            for user in list(item.users):
+                user.args = fx.node.map_arg(user.args, lambda n, i=item: value if n is i else n)
+                user.kwargs = fx.node.map_arg(user.kwargs,
+                                              lambda n, i=item: value if n is i else n)
+            graph.erase_node(item)
+    return fx.GraphModule(gm, graph)
+
+
 class _Specializing:
-    """For graphs with symbolic shapes: one static compilation per distinct
-    set of concrete input shapes, made at the first call with them."""
+    """For graphs with symbolic shapes (or scalar inputs read by ``.item()``):
+    one static compilation per distinct set of concrete input shapes and
+    scalar values, made at the first call with them."""
 
     def __init__(self, gm: fx.GraphModule, opts: Options):
         self.gm = gm
         self.opts = opts
+        self.item_inputs = _item_inputs(gm)
         self.compiled: dict[tuple, Callable] = {}
         self.lock = threading.Lock()
 
@@ -400,13 +435,16 @@ class _Specializing:
         return tuple(key)
 
     def __call__(self, *args):
-        key = self._key(args)
+        values = [args[i].item() for i in self.item_inputs]
+        key = (self._key(args), tuple(values))
         fn = self.compiled.get(key)
         if fn is None:
             with self.lock:
                 fn = self.compiled.get(key)
                 if fn is None:
-                    fn = _aot(self.gm, list(args), self.opts)
+                    gm = _with_values(self.gm, self.item_inputs, values) \
+                        if self.item_inputs else self.gm
+                    fn = _aot(gm, list(args), self.opts)
                     self.compiled[key] = fn
         return fn(*args)
 
@@ -415,7 +453,7 @@ def polyblocks_backend(gm: fx.GraphModule, example_inputs, options: dict | None 
                        **kwargs: Any):
     """torch._dynamo backend: ``torch.compile(m, backend="polyblocks")``."""
     opts = Options.parse(options)
-    if _has_symbolic(example_inputs):
+    if _has_symbolic(example_inputs) or _item_inputs(gm):
         return _Specializing(gm, opts)
     return _aot(gm, example_inputs, opts)
 
