@@ -21,6 +21,10 @@
 /// 256-bit integer SIMD (the vector part of x86-64-v3).
 def FeatureAVX2 : PBFeature<"avx2", "256-bit AVX2 integer and FP SIMD">;
 
+/// f16 <-> f32 conversions of vectors (VCVTPH2PS, VCVTPS2PH; part of
+/// x86-64-v3).
+def FeatureF16C : PBFeature<"f16c", "f16 <-> f32 vector conversions">;
+
 /// The AVX-512 subsets of x86-64-v4 (F, BW, CD, DQ, VL): 32 zmm registers,
 /// mask registers, 512-bit vectors.
 def FeatureAVX512

@@ -10,6 +10,13 @@
 // vector FMA, C[1xN] += A[1x1] * B[1xN], with N the f32 lanes of a register.
 // `Intrinsic` is the LLVM intrinsic the FMA is emitted as.
 //
+// The same FMA takes bf16 and f16 operands into an f32 accumulator: the
+// micro-kernel widens them where it packs B's panels and copies A's rows
+// (bf16: each 16-bit lane shifted into the high half of a 32-bit lane,
+// VPMOVZXWD + VPSLLD; f16: VCVTPH2PS), once per packed element, so the
+// FMAs run at the f32 rate on half the bytes of memory traffic. Chips with
+// bf16 dot products (AVX512-BF16) would state those as units of their own.
+//
 // Sources:
 //  * Intel 64 and IA-32 Architectures Software Developer's Manual, Vol. 2
 //    (VFMADD231PS).
@@ -34,5 +41,37 @@ def VFMA_F32_1x16x1_F32
     : PBMatrixUnit<"llvm.fma.v16f32", 1, 16, 1, F32, F32, F32, ThreadScope,
                    RegistersBroadcast, VectorOuterProduct> {
   let Requires = [FeatureFMA, FeatureAVX512];
+  let LatencyCycles = 4;
+}
+
+/// bf16 operands widened to f32, then vfmadd231ps ymm.
+def VFMA_BF16_1x8x1_F32
+    : PBMatrixUnit<"llvm.fma.v8f32", 1, 8, 1, BF16, BF16, F32, ThreadScope,
+                   RegistersBroadcast, VectorOuterProduct> {
+  let Requires = [FeatureFMA, FeatureAVX2];
+  let LatencyCycles = 4;
+}
+
+/// bf16 operands widened to f32, then vfmadd231ps zmm.
+def VFMA_BF16_1x16x1_F32
+    : PBMatrixUnit<"llvm.fma.v16f32", 1, 16, 1, BF16, BF16, F32, ThreadScope,
+                   RegistersBroadcast, VectorOuterProduct> {
+  let Requires = [FeatureFMA, FeatureAVX512];
+  let LatencyCycles = 4;
+}
+
+/// f16 operands widened to f32 (vcvtph2ps), then vfmadd231ps ymm.
+def VFMA_F16_1x8x1_F32
+    : PBMatrixUnit<"llvm.fma.v8f32", 1, 8, 1, F16, F16, F32, ThreadScope,
+                   RegistersBroadcast, VectorOuterProduct> {
+  let Requires = [FeatureFMA, FeatureAVX2, FeatureF16C];
+  let LatencyCycles = 4;
+}
+
+/// f16 operands widened to f32 (vcvtph2ps), then vfmadd231ps zmm.
+def VFMA_F16_1x16x1_F32
+    : PBMatrixUnit<"llvm.fma.v16f32", 1, 16, 1, F16, F16, F32, ThreadScope,
+                   RegistersBroadcast, VectorOuterProduct> {
+  let Requires = [FeatureFMA, FeatureAVX512, FeatureF16C];
   let LatencyCycles = 4;
 }

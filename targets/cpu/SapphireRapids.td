@@ -92,7 +92,7 @@ def SapphireRapids : PBChip<"cpu-sapphire-rapids", CPU> {
   let LLVMTriple = "x86_64-unknown-linux-gnu";
   let LLVMCPU = "x86-64-v4";
 
-  let Features = [FeatureFMA, FeatureAVX2, FeatureAVX512];
+  let Features = [FeatureFMA, FeatureAVX2, FeatureF16C, FeatureAVX512];
   let ClockMHz = 2000;                         // Platinum 8480+ base [ARK]
   let VectorWidthBits = 512;
 
@@ -101,7 +101,9 @@ def SapphireRapids : PBChip<"cpu-sapphire-rapids", CPU> {
   let MemoryLevels = [SapphireRapids_Registers, SapphireRapids_L1,
                       SapphireRapids_L2, SapphireRapids_L3,
                       SapphireRapids_DRAM];
-  let MatrixUnits = [VFMA_F32_1x16x1_F32, VFMA_F32_1x8x1_F32];
+  let MatrixUnits = [VFMA_F32_1x16x1_F32, VFMA_F32_1x8x1_F32,
+                     VFMA_BF16_1x16x1_F32, VFMA_BF16_1x8x1_F32,
+                     VFMA_F16_1x16x1_F32, VFMA_F16_1x8x1_F32];
 
   // Per core, GFLOP/s: two 512-bit FMAs per clock [OPT].
   let PeakCompute = [

@@ -93,14 +93,15 @@ def X86_64_V3 : PBChip<"cpu-x86-64-v3", CPU> {
   let LLVMTriple = "x86_64-unknown-linux-gnu";
   let LLVMCPU = "x86-64-v3";
 
-  let Features = [FeatureFMA, FeatureAVX2];
+  let Features = [FeatureFMA, FeatureAVX2, FeatureF16C];
   let ClockMHz = 2450;                         // EPYC 7763 base clock [EPYC]
   let VectorWidthBits = 256;
 
   let ComputeLevels = [X86_64_V3_Socket, X86_64_V3_Core, X86_64_V3_Lane];
   let MemoryLevels = [X86_64_V3_Registers, X86_64_V3_L1, X86_64_V3_L2,
                       X86_64_V3_L3, X86_64_V3_DRAM];
-  let MatrixUnits = [VFMA_F32_1x8x1_F32];
+  let MatrixUnits = [VFMA_F32_1x8x1_F32, VFMA_BF16_1x8x1_F32,
+                     VFMA_F16_1x8x1_F32];
 
   // Per core, GFLOP/s: 2 FMA pipes x lanes x 2 flop x 2.45 GHz [SOG].
   let PeakCompute = [

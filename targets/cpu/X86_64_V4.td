@@ -87,14 +87,16 @@ def X86_64_V4 : PBChip<"cpu-x86-64-v4", CPU> {
   let LLVMTriple = "x86_64-unknown-linux-gnu";
   let LLVMCPU = "x86-64-v4";
 
-  let Features = [FeatureFMA, FeatureAVX2, FeatureAVX512];
+  let Features = [FeatureFMA, FeatureAVX2, FeatureF16C, FeatureAVX512];
   let ClockMHz = 2400;                         // EPYC 9654 base clock [EPYC]
   let VectorWidthBits = 512;
 
   let ComputeLevels = [X86_64_V4_Socket, X86_64_V4_Core, X86_64_V4_Lane];
   let MemoryLevels = [X86_64_V4_Registers, X86_64_V4_L1, X86_64_V4_L2,
                       X86_64_V4_L3, X86_64_V4_DRAM];
-  let MatrixUnits = [VFMA_F32_1x16x1_F32, VFMA_F32_1x8x1_F32];
+  let MatrixUnits = [VFMA_F32_1x16x1_F32, VFMA_F32_1x8x1_F32,
+                     VFMA_BF16_1x16x1_F32, VFMA_BF16_1x8x1_F32,
+                     VFMA_F16_1x16x1_F32, VFMA_F16_1x8x1_F32];
 
   // Per core, GFLOP/s: one 512-bit FMA per clock (two 256-bit pipes) [SOG].
   let PeakCompute = [

@@ -125,6 +125,13 @@ bool mlir::pb::hasCooperativeMatrixUnits(const ChipDesc &chip) {
   });
 }
 
+bool mlir::pb::hasMixedPrecisionMatrixUnits(const ChipDesc &chip) {
+  return hasCooperativeMatrixUnits(chip) ||
+         llvm::any_of(chip.matrixUnits, [](const MatrixUnitDesc *unit) {
+           return unit->aType != unit->cType || unit->bType != unit->cType;
+         });
+}
+
 /// The ops that use `buffer`'s memory: users of it and of its views (the
 /// views followed, not listed).
 static void collectMemoryUsers(Value buffer,

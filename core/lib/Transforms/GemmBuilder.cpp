@@ -268,6 +268,20 @@ SmallVector<Value> GemmBuilder::taskLoops(ArrayRef<Value> uppers) {
   return ivs;
 }
 
+Value GemmBuilder::widen(Value v) {
+  Type acc = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType())
+                 .getElementType();
+  Type from = getElementTypeOrSelf(v.getType());
+  if (from == acc)
+    return v;
+  Type to = acc;
+  if (auto vector = dyn_cast<VectorType>(v.getType()))
+    to = vector.clone(acc);
+  if (isa<FloatType>(acc))
+    return arith::ExtFOp::create(b, to, v);
+  return arith::ExtSIOp::create(b, to, v);
+}
+
 void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jp, Value jc,
                         Value pc, Value kc) {
   OpOperand *bOperand = op.getDpsInputOperand(1);
@@ -317,7 +331,8 @@ void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jp, Value jc,
       else
         vec = vector::TransferReadOp::create(b, vecType, bMem, index, zero,
                                              alongN, ArrayRef<bool>{exact});
-      vector::StoreOp::create(b, vec, bp, ValueRange{jp, kk, idx(v * p.lanes)});
+      vector::StoreOp::create(b, widen(vec), bp,
+                              ValueRange{jp, kk, idx(v * p.lanes)});
     }
   };
   Value kcMain = idx(0);
@@ -345,8 +360,8 @@ void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jp, Value jc,
     SmallVector<Value> square;
     for (int64_t i = 0; i < p.lanes; ++i) {
       setColumn(loops, b.createOrFold<arith::AddIOp>(squareColumn, idx(i)));
-      square.push_back(
-          vector::LoadOp::create(b, vecType, bMem, indices(bOperand, loops)));
+      square.push_back(widen(
+          vector::LoadOp::create(b, vecType, bMem, indices(bOperand, loops))));
     }
     transposeSquare(square);
     for (int64_t t = 0; t < p.lanes; ++t)
@@ -421,9 +436,10 @@ void GemmBuilder::packWholeB(Value bp, Value jp, Value jc) {
     Value squareColumn = b.createOrFold<arith::AddIOp>(panelColumn, v0);
     SmallVector<Value> square;
     for (int64_t i = 0; i < p.lanes; ++i)
-      square.push_back(vector::LoadOp::create(
+      square.push_back(widen(vector::LoadOp::create(
           b, vecType, rows,
-          ValueRange{b.createOrFold<arith::AddIOp>(squareColumn, idx(i)), q0}));
+          ValueRange{b.createOrFold<arith::AddIOp>(squareColumn, idx(i)),
+                     q0})));
     transposeSquare(square);
     for (int64_t t = 0; t < p.lanes; ++t)
       vector::StoreOp::create(
@@ -441,7 +457,7 @@ void GemmBuilder::packWholeB(Value bp, Value jp, Value jc) {
   Value i = iLoop.getInductionVar();
   Value value = memref::LoadOp::create(
       b, rows, ValueRange{b.createOrFold<arith::AddIOp>(panelColumn, i), qi});
-  memref::StoreOp::create(b, value, bp, ValueRange{kb, jp, kk, i});
+  memref::StoreOp::create(b, widen(value), bp, ValueRange{kb, jp, kk, i});
 }
 
 /// Transposes the square `rows` (lanes vectors of lanes elements, lanes a
@@ -470,7 +486,10 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
                                 Value nc, int64_t pcBlocks, Value kbFixed) {
   OpOperand *aOperand = op.getDpsInputOperand(0);
   Value aMem = aOperand->get();
-  Type f = cast<MemRefType>(aMem.getType()).getElementType();
+  // A's packed and copied rows are in C's type (widened as they are made).
+  Type fa = cast<MemRefType>(aMem.getType()).getElementType();
+  Type f = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType())
+               .getElementType();
   Value zero = arith::ConstantOp::create(b, b.getZeroAttr(f));
   int64_t blocks = llvm::divideCeil(p.m, p.mc);
   OpBuilder::InsertionGuard guard(b);
@@ -586,7 +605,7 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
   }
   if (p.aAlongM) {
     // Rows past M are zeros (masked loads) when M's panels are not full.
-    auto panelType = VectorType::get({p.mr}, f);
+    auto panelType = VectorType::get({p.mr}, fa);
     auto ipLoop = scf::ForOp::create(b, idx(0), rowPanels, idx(1));
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(ipLoop.getBody());
@@ -611,10 +630,10 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
             b, panelType, flat, offset, mask,
             arith::ConstantOp::create(
                 b, panelType,
-                DenseElementsAttr::get(panelType, b.getZeroAttr(f))));
+                DenseElementsAttr::get(panelType, b.getZeroAttr(fa))));
       else
         panel = vector::LoadOp::create(b, panelType, flat, offset);
-      vector::StoreOp::create(b, panel, ap, ValueRange{ip, kk, idx(0)});
+      vector::StoreOp::create(b, widen(panel), ap, ValueRange{ip, kk, idx(0)});
     };
     if (p.m % p.mr == 0 && p.mc % p.mr == 0) {
       kLoop(nullptr);
@@ -677,10 +696,11 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
         if (inBounds && kOffsets) {
           Value offset = arith::AddIOp::create(
               b, rowBase, memref::LoadOp::create(b, kOffsets, ValueRange{kk}));
-          value = memref::LoadOp::create(b, flat, ValueRange{offset});
+          value = widen(memref::LoadOp::create(b, flat, ValueRange{offset}));
         } else if (inBounds) {
           setK(loops, b.createOrFold<arith::AddIOp>(pc, kk));
-          value = memref::LoadOp::create(b, aMem, indices(aOperand, loops));
+          value = widen(
+              memref::LoadOp::create(b, aMem, indices(aOperand, loops)));
         }
         memref::StoreOp::create(b, value, ap, ValueRange{ip, kk, idx(r)});
       };
@@ -756,19 +776,32 @@ void GemmBuilder::copyABlock(ArrayRef<Value> loopsIn, Value ic, Value mc,
   if (aRows)
     first = rowIndex(first, row, aRowsPos);
   // A's last index is the blocked K alone (directA), whose extent is A's
-  // last dimension: a vector at a time along it, the last one masked at the
+  // last dimension: a vector at a time along it, plain loads while the
+  // vector ends inside the K block, then the last one masked at the
   // dimension's end. Elements past the K block's end, read when its length
   // is not a multiple of the lanes, land in the copy's padding and are
   // never read.
-  auto kLoop = scf::ForOp::create(b, idx(0), kc, idx(p.lanes));
-  b.setInsertionPointToStart(kLoop.getBody());
-  Value kk = kLoop.getInductionVar();
-  SmallVector<Value> index(first);
-  index.back() = b.createOrFold<arith::AddIOp>(index.back(), kk);
-  Value v = vector::TransferReadOp::create(
-      b, vecType, aRows ? aRows : aOperand->get(), index,
-      arith::ConstantOp::create(b, b.getZeroAttr(f)), ArrayRef<bool>{false});
-  vector::StoreOp::create(b, v, aCopy, ValueRange{i, kk});
+  Value source = aRows ? aRows : aOperand->get();
+  Value kcMain = b.createOrFold<arith::MulIOp>(
+      b.createOrFold<arith::DivUIOp>(kc, idx(p.lanes)), idx(p.lanes));
+  auto copy = [&](Value from, Value to, bool masked) {
+    auto kLoop = scf::ForOp::create(b, from, to, idx(p.lanes));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(kLoop.getBody());
+    Value kk = kLoop.getInductionVar();
+    SmallVector<Value> index(first);
+    index.back() = b.createOrFold<arith::AddIOp>(index.back(), kk);
+    Value v =
+        masked ? vector::TransferReadOp::create(
+                     b, vecType, source, index,
+                     arith::ConstantOp::create(b, b.getZeroAttr(f)),
+                     ArrayRef<bool>{false})
+                     .getResult()
+               : vector::LoadOp::create(b, vecType, source, index).getResult();
+    vector::StoreOp::create(b, widen(v), aCopy, ValueRange{i, kk});
+  };
+  copy(idx(0), kcMain, /*masked=*/false);
+  copy(kcMain, kc, /*masked=*/true);
 }
 
 void GemmBuilder::microKernel(Value ap, Value bp, ArrayRef<Value> loopsIn,
@@ -911,7 +944,7 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
       } else {
         a = memref::LoadOp::create(b, ap, ValueRange{ip, kk, idx(r)});
       }
-      Value aVec = vector::BroadcastOp::create(b, vecType, a);
+      Value aVec = vector::BroadcastOp::create(b, vecType, widen(a));
       for (int64_t v = 0; v < nv; ++v)
         next.push_back(vector::FMAOp::create(
             b, aVec, bVecs[v], kLoop.getRegionIterArgs()[r * nv + v]));

@@ -193,6 +193,10 @@ private:
     }
     return constant;
   }
+  /// `v` (a scalar or a vector of A's or B's element type) in C's element
+  /// type: a mixed-precision GEMM (bf16 or f16 operands, an f32
+  /// accumulator) widens its operands where it packs or copies them.
+  Value widen(Value v);
   Value minIdx(Value lhs, int64_t rhs) {
     return b.createOrFold<arith::MinSIOp>(lhs, idx(rhs));
   }

@@ -67,10 +67,11 @@ public:
     // GPU tensor-core kernels also take epilogues through permutations.
     llvm::SmallPtrSet<Operation *, 8> kept;
     bool permuted = chip && pb::hasCooperativeMatrixUnits(*chip);
+    bool mixed = chip && pb::hasMixedPrecisionMatrixUnits(*chip);
     if (!contractions)
       getOperation().walk([&](linalg::LinalgOp op) {
         if (op.hasPureBufferSemantics() &&
-            pb::isMultiplyAccumulate(op, /*allowExtensions=*/permuted))
+            pb::isMultiplyAccumulate(op, /*allowExtensions=*/mixed))
           if (linalg::GenericOp epilogue =
                   pb::findFusableEpilogue(op, permuted))
             kept.insert(epilogue);
@@ -79,10 +80,11 @@ public:
     getOperation().walk([&](linalg::LinalgOp op) {
       if (kept.contains(op) || !op.hasPureBufferSemantics())
         return;
-      // Chips with cooperative units (GPUs) keep mixed-precision
-      // contractions too: their units widen the operands themselves.
+      // Chips with mixed-precision units keep mixed-precision contractions
+      // too: the units (or the CPU micro-kernel's packing) widen the
+      // operands.
       bool contraction =
-          pb::isMultiplyAccumulate(op, /*allowExtensions=*/permuted);
+          pb::isMultiplyAccumulate(op, /*allowExtensions=*/mixed);
       if (contractions
               ? !op->hasAttr(pb::PBDialect::kMatrixUnitAttrName) &&
                     !op->hasAttr(pb::PBDialect::kMatrixUnitEpilogueAttrName)

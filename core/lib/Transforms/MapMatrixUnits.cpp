@@ -90,8 +90,10 @@ public:
         return signalPassFailure();
       }
       // Cooperative units (GPU tensor cores) widen their operands into the
-      // accumulator themselves: mixed-precision contractions are theirs too.
-      bool mixed = hasCooperativeMatrixUnits(*chip);
+      // accumulator themselves, and a CPU's micro-kernel widens narrow
+      // operands as it packs them: mixed-precision contractions are theirs
+      // too where the chip states such units.
+      bool mixed = hasMixedPrecisionMatrixUnits(*chip);
       SmallVector<linalg::LinalgOp> candidates;
       func.walk([&](linalg::LinalgOp op) {
         if (op.hasPureBufferSemantics() && isMultiplyAccumulate(op, mixed))
@@ -627,9 +629,13 @@ void PBMapMatrixUnitsPass::mapContraction(
       p.k, alignUp(llvm::divideCeil(p.k, llvm::divideCeil(p.k, p.kc)), 16));
   // Rows of A read in place that evict each other from L1 are copied, per
   // task and K block, to rows one line (or vector) longer than the block.
+  // A narrower A than C (bf16 or f16 into f32) is copied too: widened once
+  // per task and K block, not at every broadcast of every tile.
   if (p.directA) {
     std::optional<int64_t> stride = rowStrideOfA(op, dims);
-    if (stride && rowsShareCacheSets(*stride * elemBytes, p.mr, *caches[0])) {
+    if (typeOf(aMem) != typeOf(cMem) ||
+        (stride &&
+         rowsShareCacheSets(*stride * elemBytes, p.mr, *caches[0]))) {
       p.copyA = true;
       p.aCopyStride =
           alignUp(p.kc, p.lanes) +
@@ -773,7 +779,10 @@ void PBMapMatrixUnitsPass::mapContraction(
     fill->first->erase();
   }
   std::string aForm =
-      p.copyA
+      p.copyA && typeOf(aMem) != typeOf(cMem)
+          ? llvm::formatv("copied by rows, widened to {0}", typeOf(cMem))
+                .str()
+      : p.copyA
           ? llvm::formatv("copied by rows (its rows overflow sets of '{0}')",
                           caches[0]->name)
                 .str()

@@ -97,7 +97,8 @@ static std::string getS3Spec(const pb::PipelineOptions &options) {
   return spec;
 }
 
-// bf16 arithmetic in f32 first (pb-emulate-bf16), as in the CPU's S4:
+// bf16 arithmetic in f32 first (pb-emulate-bf16) and masked bf16 vector
+// accesses as i16 ones last (pb-bf16-memory-as-i16), as in the CPU's S4:
 // nothing in mlir-runner's process defines __truncsfbf2 either, and its JIT,
 // compiling for the host's CPU, needs none only where that has AVX512-BF16.
 static const char *const kHost =
@@ -108,7 +109,8 @@ static const char *const kHost =
     "lower-affine,finalize-memref-to-llvm,convert-math-to-llvm,"
     "convert-math-to-libm,convert-arith-to-llvm,convert-index-to-llvm,"
     "convert-cf-to-llvm,convert-func-to-llvm,convert-ub-to-llvm,"
-    "reconcile-unrealized-casts,pb-strip-annotations";
+    "reconcile-unrealized-casts,llvm.func(pb-bf16-memory-as-i16),"
+    "pb-strip-annotations";
 
 bool mlir::pb::isKnownStage(llvm::StringRef stage) {
   return llvm::is_contained(getStageNames(), stage);

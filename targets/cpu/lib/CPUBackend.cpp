@@ -55,7 +55,9 @@ using namespace mlir::pb;
 // in f32 and converts with integer operations (pb-emulate-bf16, first, so
 // that a bf16 exp or tanh gets pb-approximate-math's f32 polynomial): LLVM
 // would round each bf16 result with a call to compiler-rt's __truncsfbf2,
-// which nothing defines where the artifact is loaded.
+// which nothing defines where the artifact is loaded; for the same reason
+// masked bf16 vector loads and stores move i16 lanes
+// (pb-bf16-memory-as-i16, last).
 static const char *const kCPUS4 =
     "pb-outline-kernels,pb-kernel-sites{profile=0},"
     "func.func(pb-emulate-bf16,pb-approximate-math,arith-expand,"
@@ -73,7 +75,8 @@ static const char *const kCPUS4 =
     "convert-cf-to-llvm,"
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
     "convert-openmp-to-llvm,"
-    "llvm.func(convert-ub-to-llvm,reconcile-unrealized-casts),"
+    "llvm.func(convert-ub-to-llvm,reconcile-unrealized-casts,"
+    "pb-bf16-memory-as-i16),"
     "pb-cpu-entry-wrappers,pb-strip-annotations{keep=pb.kernel_sites}";
 
 /// The pipeline is the same for every CPU chip: S3 already chose the

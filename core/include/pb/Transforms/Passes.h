@@ -88,6 +88,12 @@ int64_t getChainsInFlight(const ChipDesc &chip);
 /// epilogues through permutations (findFusableEpilogue's `permuted`).
 bool hasCooperativeMatrixUnits(const ChipDesc &chip);
 
+/// Whether `chip` has matrix units whose operands are narrower than their
+/// accumulator (tensor cores; a CPU's f32 FMA fed bf16 or f16 operands that
+/// the micro-kernel widens as it packs them): mixed-precision contractions
+/// (f16 x f16 -> f32 through arith.extf in the body) are theirs too.
+bool hasMixedPrecisionMatrixUnits(const ChipDesc &chip);
+
 /// The loop positions of `map`'s results when every result is a plain loop
 /// index (an operand indexed (d2, d0) gives {2, 0}), else nothing.
 std::optional<llvm::SmallVector<unsigned>> getPlainDims(AffineMap map);

@@ -522,6 +522,29 @@ def PBEmulateBF16Pass : Pass<"pb-emulate-bf16"> {
   let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect"];
 }
 
+def PBBF16MemoryAsI16Pass : Pass<"pb-bf16-memory-as-i16"> {
+  let summary = "Masked and gathered bf16 vector memory accesses as i16 "
+                "ones";
+  let description = [{
+    Stage S4 of the CPU pipeline, last, on the LLVM dialect. A masked load,
+    masked store, gather or scatter of a bf16 vector (a
+    `vector.transfer_read` past a buffer's end, a masked tail) is moved as
+    the same access of an i16 vector with bitcasts around it: the bits are
+    the same. x86 without AVX512-BF16 has no bf16 vector type; LLVM
+    scalarizes such an access element by element and rebuilds the vector
+    through f32, rounding each element back with a call to compiler-rt's
+    `__truncsfbf2`, which nothing need define where a CPU artifact is
+    loaded (pb-emulate-bf16 leaves no such rounding in the arithmetic).
+
+      %v = llvm.intr.masked.load %p, %m, %z {alignment = 2 : i32}
+          : (!llvm.ptr, vector<8xi1>, vector<8xbf16>) -> vector<8xbf16>
+      ->  %zi = llvm.bitcast %z : vector<8xbf16> to vector<8xi16>
+          %vi = llvm.intr.masked.load %p, %m, %zi ... -> vector<8xi16>
+          %v = llvm.bitcast %vi : vector<8xi16> to vector<8xbf16>
+  }];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
 def PBApproximateMathPass : Pass<"pb-approximate-math"> {
   let summary = "Replace f32 transcendental functions by polynomial "
                 "approximations";
