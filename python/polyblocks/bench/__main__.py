@@ -22,6 +22,10 @@ geometric mean, and writes models.md, models.csv and models.png (a bar chart)
 to --out. A model that fails to compile is reported as such and left out of
 the geomean.
 
+With --dtype bf16 the models' parameters and floating-point inputs are
+bfloat16 (model.to(torch.bfloat16)) for every engine, and the accuracy rule's
+tolerance is 1e-2 instead of 1e-3 (the float64 reference stays float64).
+
 With --freeze, PolyBlocks compiles with freeze=True (parameters become
 constants) and Inductor with torch._inductor.config.freezing = True, so that
 both baselines fold the weights the same way. The header names the torch
@@ -108,13 +112,28 @@ def _compile(model, backend: str, target: str, freeze: bool = False):
     return torch.compile(model, backend=backend)
 
 
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
+# The accuracy rule's tolerance per dtype (allclose, then the RMSE test).
+TOLERANCES = {torch.float32: 1e-3, torch.bfloat16: 1e-2}
+
+
+def _to_dtype(model, inputs, dtype):
+    """`model` and its floating-point inputs in `dtype` (f32: unchanged)."""
+    if dtype == torch.float32:
+        return model, inputs
+    return model.to(dtype), tuple(x.to(dtype) if x.is_floating_point() else x
+                                  for x in inputs)
+
+
 def _accurate(model, inputs, ref, res) -> bool:
     from torch._dynamo.utils import same
+    floats = [p.dtype for p in model.parameters() if p.is_floating_point()]
+    tol = TOLERANCES.get(floats[0] if floats else torch.float32, 1e-3)
     model64 = copy.deepcopy(model).double()
     inputs64 = tuple(x.double() if x.is_floating_point() else x for x in inputs)
     fp64 = models.output_tensors(model64(*inputs64))
     return len(ref) == len(res) and all(
-        same(r, o, fp64_ref=f, tol=1e-3) for r, o, f in zip(ref, res, fp64))
+        same(r, o, fp64_ref=f, tol=tol) for r, o, f in zip(ref, res, fp64))
 
 
 class _FallbackRecorder(logging.Handler):
@@ -164,6 +183,7 @@ def _compile_baselines(model, inputs, baselines, target: str, freeze: bool, row:
 def bench_model(name: str, args, step) -> dict:
     row: dict = {"model": name}
     model, inputs = models.build(name, batch=args.batch)
+    model, inputs = _to_dtype(model, inputs, DTYPES[args.dtype])
     with torch.no_grad():
         step(f"{name}: eager")
         ref = models.output_tensors(model(*inputs))
@@ -300,6 +320,8 @@ def main(argv=None) -> int:
     p.add_argument("--runs", type=int, default=10)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--out", default="bench-results")
+    p.add_argument("--dtype", choices=sorted(DTYPES), default="f32",
+                   help="the models' parameter and input dtype (bf16: model.to(torch.bfloat16))")
     p.add_argument("--freeze", action="store_true",
                    help="PolyBlocks freeze=True against Inductor with freezing on")
     args = p.parse_args(argv)
@@ -335,7 +357,7 @@ def main(argv=None) -> int:
     table = report(rows, args)
     onednn = ("on" if torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled
               else "off")
-    header = (f"Models, batch {args.batch}, target {args.target}, freeze "
+    header = (f"Models, batch {args.batch}, {args.dtype}, target {args.target}, freeze "
               f"{'on' if args.freeze else 'off'} (Inductor freezing likewise); median of "
               f"{args.runs} interleaved runs after {args.warmup} warm-ups; {datetime.date.today()}, "
               f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
