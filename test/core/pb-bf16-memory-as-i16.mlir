@@ -33,3 +33,21 @@ llvm.func @gather(%ptrs: vector<4x!llvm.ptr>, %m: vector<4xi1>, %z: vector<4xbf1
       : vector<4xbf16>, vector<4xi1> into vector<4x!llvm.ptr>
   llvm.return
 }
+
+// A bf16 lane inserted into or extracted from a vector: on i16 lanes.
+// CHECK-LABEL: llvm.func @lanes
+// CHECK: %[[V:.*]] = llvm.bitcast %arg0 : vector<8xbf16> to vector<8xi16>
+// CHECK: %[[S:.*]] = llvm.bitcast %arg1 : bf16 to i16
+// CHECK: %[[I:.*]] = llvm.insertelement %[[S]], %[[V]][%arg2 : i64] : vector<8xi16>
+// CHECK: %[[IB:.*]] = llvm.bitcast %[[I]] : vector<8xi16> to vector<8xbf16>
+// CHECK: %[[IV:.*]] = llvm.bitcast %[[IB]] : vector<8xbf16> to vector<8xi16>
+// CHECK: %[[E:.*]] = llvm.extractelement %[[IV]][%arg2 : i64] : vector<8xi16>
+// CHECK: llvm.bitcast %[[E]] : i16 to bf16
+// CHECK: llvm.insertelement %{{.*}}, %{{.*}}[%arg2 : i64] : vector<8xf32>
+llvm.func @lanes(%v: vector<8xbf16>, %s: bf16, %i: i64, %f: vector<8xf32>,
+                 %x: f32) -> bf16 {
+  %w = llvm.insertelement %s, %v[%i : i64] : vector<8xbf16>
+  %e = llvm.extractelement %w[%i : i64] : vector<8xbf16>
+  %g = llvm.insertelement %x, %f[%i : i64] : vector<8xf32>
+  llvm.return %e : bf16
+}

@@ -8,7 +8,9 @@
 // scalarizes a masked load, masked store, gather or scatter of bf16 lanes
 // and rebuilds the vector through f32, rounding each lane back with a call
 // to compiler-rt's __truncsfbf2, which nothing need define where a CPU
-// artifact is loaded. The same access of i16 lanes moves the same bits.
+// artifact is loaded; an insertelement of a bf16 lane (a transfer_read
+// unrolled lane by lane) takes the same path. The same access of i16 lanes
+// moves the same bits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,12 +26,15 @@ namespace mlir::pb {
 
 using namespace mlir;
 
-/// `type` with i16 lanes when it is a vector of bf16, else null.
-static VectorType asI16(Type type) {
+/// `type` with i16 for bf16 when it is bf16 or a vector of bf16, else null.
+static Type asI16(Type type) {
+  auto i16 = IntegerType::get(type.getContext(), 16);
+  if (type.isBF16())
+    return i16;
   auto vector = dyn_cast<VectorType>(type);
   if (!vector || !vector.getElementType().isBF16())
     return nullptr;
-  return vector.clone(IntegerType::get(type.getContext(), 16));
+  return vector.clone(i16);
 }
 
 namespace {
@@ -40,7 +45,8 @@ public:
     SmallVector<Operation *> accesses;
     getOperation()->walk([&](Operation *op) {
       if (!isa<LLVM::MaskedLoadOp, LLVM::MaskedStoreOp, LLVM::masked_gather,
-               LLVM::masked_scatter>(op))
+               LLVM::masked_scatter, LLVM::InsertElementOp,
+               LLVM::ExtractElementOp>(op))
         return;
       if (llvm::any_of(op->getOperandTypes(), asI16) ||
           llvm::any_of(op->getResultTypes(), asI16))
@@ -50,12 +56,12 @@ public:
     for (Operation *op : accesses) {
       b.setInsertionPoint(op);
       for (OpOperand &operand : op->getOpOperands())
-        if (VectorType i16 = asI16(operand.get().getType()))
+        if (Type i16 = asI16(operand.get().getType()))
           operand.set(
               LLVM::BitcastOp::create(b, op->getLoc(), i16, operand.get()));
       b.setInsertionPointAfter(op);
       for (OpResult result : op->getResults()) {
-        VectorType i16 = asI16(result.getType());
+        Type i16 = asI16(result.getType());
         if (!i16)
           continue;
         Type bf16 = result.getType();

@@ -523,14 +523,15 @@ def PBEmulateBF16Pass : Pass<"pb-emulate-bf16"> {
 }
 
 def PBBF16MemoryAsI16Pass : Pass<"pb-bf16-memory-as-i16"> {
-  let summary = "Masked and gathered bf16 vector memory accesses as i16 "
-                "ones";
+  let summary = "Masked and gathered bf16 vector accesses and bf16 lane "
+                "insertions as i16 ones";
   let description = [{
     Stage S4 of the CPU pipeline, last, on the LLVM dialect. A masked load,
     masked store, gather or scatter of a bf16 vector (a
-    `vector.transfer_read` past a buffer's end, a masked tail) is moved as
-    the same access of an i16 vector with bitcasts around it: the bits are
-    the same. x86 without AVX512-BF16 has no bf16 vector type; LLVM
+    `vector.transfer_read` past a buffer's end, a masked tail), and an
+    insertelement or extractelement of a bf16 lane (a transfer_read
+    unrolled lane by lane), is made on i16 lanes with bitcasts around it:
+    the bits are the same. x86 without AVX512-BF16 has no bf16 vector type; LLVM
     scalarizes such an access element by element and rebuilds the vector
     through f32, rounding each element back with a call to compiler-rt's
     `__truncsfbf2`, which nothing need define where a CPU artifact is

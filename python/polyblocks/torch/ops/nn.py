@@ -286,5 +286,116 @@ def _conv_transpose(cx, x, w, bias, stride, padding, dilation, output_padding, g
                         dilation, False, [0] * nd, groups)
 
 
+# ---------------------------------------------------------------------------
+# Convolution backward (AOTAutograd's training graphs): the input's gradient
+# is the transposed convolution of the output's gradient with the same
+# filter; the filter's gradient a contraction of the padded input with the
+# output's gradient over the batch and the output positions; the bias's a
+# sum of the output's gradient.
+# ---------------------------------------------------------------------------
+
+@register(aten.convolution_backward.default)
+def _convolution_backward(cx, grad_out, x, w, bias_sizes, stride, padding, dilation,
+                          transposed, output_padding, groups, output_mask):
+    b = cx.b
+    nd = x.rank - 2
+    if transposed:
+        raise Unsupported("backward of a transposed convolution")
+    if nd not in (1, 2, 3):
+        raise Unsupported(f"backward of a {nd}-d convolution")
+
+    def per_dim(v):
+        v = list(v)
+        return v * nd if len(v) == 1 else v
+    stride, padding, dilation = map(per_dim, (stride, padding, dilation))
+    ks = w.shape[2:]
+    results = [None, None, None]
+    if output_mask[0] and cx.result(0) is not None:
+        # The output positions cover the input up to (out - 1) * stride +
+        # dilation * (k - 1) + 1 - 2 * padding; the rest of each input dim
+        # (stride - 1 at most) is the transposed convolution's output
+        # padding.
+        extra = [i + 2 * p - ((o - 1) * s + d * (k - 1) + 1)
+                 for i, o, s, p, d, k in zip(x.shape[2:], grad_out.shape[2:], stride,
+                                              padding, dilation, ks)]
+        sub = EmitContext(b, cx.node, cx.result(0))
+        results[0] = _conv_transpose(sub, grad_out, w, None, stride, padding, dilation,
+                                     extra, groups)
+    if output_mask[1] and cx.result(1) is not None:
+        results[1] = _convolution_weight_grad(b, grad_out, x, ks, stride, padding,
+                                              dilation, groups, cx.result(1).dtype)
+    if len(output_mask) > 2 and output_mask[2] and cx.result(2) is not None:
+        acc = _acc_dtype(cx.result(2).dtype)
+        dims = [0] + list(range(2, grad_out.rank))
+        total = b.reduce([b.convert(grad_out, acc)], dims, [(0, acc)],
+                         lambda b, a, t: [_add(b, t, a)])[0]
+        results[2] = b.convert(total, cx.result(2).dtype)
+    return results
+
+
+def _convolution_weight_grad(b, grad_out, x, ks, stride, padding, dilation, groups,
+                             dtype) -> Value:
+    """dW[f, c, k...] = sum over n and the output positions o... of
+    grad_out[n, f, o...] * x_padded[n, c, o * stride + k * dilation...].
+
+    Ungrouped: a GEMM, dW[f, (k..., c)] = grad_out[f, (n, o...)] x
+    cols[(k..., c), (n, o...)]^T, with cols the padded input's windows
+    (im2col), which pb-map-matrix-units runs on the micro-kernel (the
+    channels innermost: the GEMM's N is C, not the window's last extent),
+    then transposed to (f, c, k...). Grouped
+    (depthwise included): one multiply-accumulate linalg.generic over
+    (group, f, c, k..., n, o...), left to loop tiling."""
+    nd = x.rank - 2
+    acc = _acc_dtype(dtype)
+    n, c = x.shape[0], x.shape[1]
+    f = grad_out.shape[1]
+    g = groups
+    out_sp = tuple(grad_out.shape[2:])
+    xp = b.pad(x, [0, 0] + list(padding), [0, 0] + list(padding), 0)
+
+    def mac(b, a, gv, t):
+        return [_add(b, t, _mul(b, b.cast(gv, acc), b.cast(a, acc)))]
+    if g == 1:
+        # cols[k..., c, n, o...] = xp[n, c, o * stride + k * dilation...]
+        loops = 2 + 2 * nd
+        kd = [f"d{i}" for i in range(nd)]
+        od = [f"d{2 + nd + i}" for i in range(nd)]
+        x_map = affine_map(loops, [f"d{1 + nd}", f"d{nd}"] + [
+            f"{o} * {s} + {k} * {d}" for o, k, s, d in zip(od, kd, stride, dilation)])
+        cols_shape = tuple(ks) + (c, n) + out_sp
+        cols = b.generic([xp], [x_map], [b.empty(cols_shape, x.dtype)],
+                         [identity_map(loops)], ["parallel"] * loops,
+                         lambda b, a, o: [a])[0]
+        ckk = c * math.prod(ks)
+        nhw = n * math.prod(out_sp)
+        cols = b.reshape(cols, (ckk, nhw))
+        go = b.reshape(b.transpose(grad_out, [1, 0] + list(range(2, 2 + nd))), (f, nhw))
+        init = b.fill(0, (f, ckk), acc)
+        r = b.generic([go, cols], [affine_map(3, ["d0", "d2"]), affine_map(3, ["d1", "d2"])],
+                      [init], [affine_map(3, ["d0", "d1"])],
+                      ["parallel", "parallel", "reduction"],
+                      lambda b, gv, a, t: mac(b, a, gv, t))[0]
+        r = b.transpose(b.reshape(r, (f,) + tuple(ks) + (c,)),
+                        [0, 1 + nd] + list(range(1, 1 + nd)))
+        return b.convert(r, dtype)
+    xg = b.reshape(xp, (n, g, c // g) + xp.shape[2:])
+    gg = b.reshape(grad_out, (n, g, f // g) + out_sp)
+    # Loops: d0 = group, d1 = f, d2 = c, d3.. = window, then n, outputs.
+    kd = [f"d{3 + i}" for i in range(nd)]
+    nn_ = f"d{3 + nd}"
+    od = [f"d{4 + nd + i}" for i in range(nd)]
+    loops = 4 + 2 * nd
+    x_map = affine_map(loops, [nn_, "d0", "d2"] + [
+        f"{o} * {s} + {k} * {d}" for o, k, s, d in zip(od, kd, stride, dilation)])
+    g_map = affine_map(loops, [nn_, "d0", "d1"] + od)
+    out_shape = (g, f // g, c // g) + tuple(ks)
+    out_map = affine_map(loops, ["d0", "d1", "d2"] + kd)
+    init = b.fill(0, out_shape, acc)
+    its = ["parallel"] * (3 + nd) + ["reduction"] * (1 + nd)
+    r = b.generic([xg, gg], [x_map, g_map], [init], [out_map], its, mac)[0]
+    r = b.reshape(r, (f, c // g) + tuple(ks))
+    return b.convert(r, dtype)
+
+
 # Everything, underscored helpers included, for the later op families.
 __all__ = [n for n in dir() if not n.startswith("__")]
