@@ -63,3 +63,32 @@ def test_transposed_convolution_backward_is_refused():
     with pytest.raises(Exception) as info:
         compile_strict(deconv)(x).sum().backward()
     assert "convolution_backward" in str(info.value) or "transposed" in str(info.value)
+
+
+POOL_CASES = [
+    # (dims, kernel, stride, padding, dilation, ceil_mode, size)
+    (2, 3, 2, 1, 1, False, 12),   # ResNet's stem pool
+    (2, 2, 2, 0, 1, False, 8),
+    (2, 3, 1, 1, 1, False, 7),    # overlapping windows: gradients add up
+    (2, 3, 2, 0, 2, True, 11),    # dilated, ceil mode
+    (3, 2, 2, 0, 1, False, 6),
+]
+
+
+@pytest.mark.parametrize("case", POOL_CASES,
+                         ids=lambda c: "pool%dd-k%d-s%d-p%d-d%d-ceil%d" % c[:6])
+def test_max_pool_backward(case):
+    dims, k, stride, padding, dilation, ceil_mode, size = case
+    torch.manual_seed(0)
+    pool = getattr(torch.nn, f"MaxPool{dims}d")(k, stride=stride, padding=padding,
+                                                dilation=dilation, ceil_mode=ceil_mode)
+    # Distinct values (no ties between a window's elements).
+    shape = (2, 3) + tuple(size + i for i in range(dims))
+    x = torch.randperm(torch.Size(shape).numel()).reshape(shape).float()
+    weights = torch.randn_like(pool(x))
+
+    def grad(fn):
+        xr = x.clone().requires_grad_(True)
+        (fn(xr) * weights).sum().backward()
+        return xr.grad
+    torch.testing.assert_close(grad(compile_strict(pool)), grad(pool))

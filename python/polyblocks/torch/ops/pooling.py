@@ -348,4 +348,66 @@ def _adaptive_avg_pool3d(cx, x, output_size):
 
 
 # Everything, underscored helpers included, for the later op families.
+# ---------------------------------------------------------------------------
+# Max pooling backward: each output's gradient goes to the input position its
+# index names. Deterministic, without a scatter: for each window offset k,
+# the outputs whose index is the position they read at k add their gradient
+# to that position of a padded gradient (a strided slice of it, one slice
+# per offset), in a fixed order.
+# ---------------------------------------------------------------------------
+
+def _max_pool_backward(cx, grad_out, x, nd, kernel_size, stride, padding, dilation,
+                       indices):
+    import itertools
+    b = cx.b
+    kernel, stride, padding, dilation = _pool_params(nd, kernel_size, stride, padding,
+                                                     dilation)
+    go, unbatched = _batched(b, grad_out, nd)
+    idx, _ = _batched(b, indices, nd)
+    xs, _ = _batched(b, x, nd)
+    n, c = xs.shape[0], xs.shape[1]
+    in_sp, out_sp = list(xs.shape[2:]), list(go.shape[2:])
+    acc = compute_dtype(cx.dtype)
+    # Padded so that every window position of every output is inside
+    # (ceil_mode windows may end past the high padding).
+    high = [max(p, (o - 1) * s + (k - 1) * d + 1 - i - p)
+            for i, o, s, p, d, k in zip(in_sp, out_sp, stride, padding, dilation, kernel)]
+    padded = [i + p + h for i, p, h in zip(in_sp, padding, high)]
+    grad = b.fill(0, [n, c] + padded, acc)
+    strides = [1, 1] + list(stride)
+    for offset in itertools.product(*[range(k) for k in kernel]):
+        def contribution(b, g, i, offset=offset):
+            flat = None
+            for dim in range(nd):
+                o = b.cast(b.index(2 + dim), torch.int64)
+                pos = _add(b, _sub(b, _mul(b, o, _i64(b, stride[dim])), _i64(b, padding[dim])),
+                           _i64(b, offset[dim] * dilation[dim]))
+                flat = pos if flat is None else _add(b, _mul(b, flat, _i64(b, in_sp[dim])), pos)
+            hit = b.cmp("eq", b.cast(i, torch.int64), flat)
+            return b.select(hit, b.cast(g, acc), b.const(0, acc))
+        start = [0, 0] + [k * d for k, d in zip(offset, dilation)]
+        part = b.elementwise([go, idx], go.shape, acc, contribution)
+        window = b.extract_slice(grad, start, [n, c] + out_sp, strides)
+        grad = b.insert_into(grad, b.elementwise([window, part], go.shape, acc,
+                                                 lambda b, w, q: _add(b, w, q)),
+                             start, strides)
+    r = b.extract_slice(grad, [0, 0] + list(padding), [n, c] + in_sp, [1] * (2 + nd))
+    r = b.convert(r, cx.dtype)
+    return b.reshape(r, tuple(cx.shape)) if unbatched else r
+
+
+@register(aten.max_pool2d_with_indices_backward.default)
+def _max_pool2d_backward(cx, grad_out, x, kernel_size, stride, padding, dilation,
+                         ceil_mode, indices):
+    return _max_pool_backward(cx, grad_out, x, 2, kernel_size, stride, padding, dilation,
+                              indices)
+
+
+@register(aten.max_pool3d_with_indices_backward.default)
+def _max_pool3d_backward(cx, grad_out, x, kernel_size, stride, padding, dilation,
+                         ceil_mode, indices):
+    return _max_pool_backward(cx, grad_out, x, 3, kernel_size, stride, padding, dilation,
+                              indices)
+
+
 __all__ = [n for n in dir() if not n.startswith("__")]
