@@ -58,7 +58,10 @@ static bool shouldFuse(OpOperand *fused) {
       fused->getOwner()->hasAttr(pb::PBDialect::kKeepLayoutAttrName))
     return false;
   auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
-  if (consumer && pb::isMultiplyAccumulate(consumer) &&
+  // Mixed-precision contractions (bf16 operands widened in the body) too:
+  // a producer fused into a contraction's body would run once per K step.
+  if (consumer &&
+      pb::isMultiplyAccumulate(consumer, /*allowExtensions=*/true) &&
       !onlyMovesData(producer))
     return false;
   return true;

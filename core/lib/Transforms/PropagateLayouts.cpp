@@ -205,7 +205,8 @@ static bool collectReshapedUses(Operation *reshape,
     if (auto generic = dyn_cast<linalg::GenericOp>(user)) {
       // A convolution behind the reshapes (a depthwise one, between the
       // frontends' NGCHW reshapes) reads the layout it was built for.
-      if (!generic.isDpsInput(&use) || isMultiplyAccumulate(generic))
+      if (!generic.isDpsInput(&use) ||
+          isMultiplyAccumulate(generic, /*allowExtensions=*/true))
         return false;
       // Reading the value directly drops the operand's dimensions that the
       // reshapes added; a loop that indexes one of them and nothing else
@@ -904,7 +905,8 @@ public:
     // each element is read once, contiguously, into a row of accumulators.
     SmallVector<linalg::GenericOp> reductions;
     func.walk([&](linalg::GenericOp op) {
-      if (op.getNumReductionLoops() > 0 && !isMultiplyAccumulate(op) &&
+      if (op.getNumReductionLoops() > 0 &&
+          !isMultiplyAccumulate(op, /*allowExtensions=*/true) &&
           op.hasPureTensorSemantics())
         reductions.push_back(op);
     });
