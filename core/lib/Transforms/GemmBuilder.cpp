@@ -699,8 +699,8 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
           value = widen(memref::LoadOp::create(b, flat, ValueRange{offset}));
         } else if (inBounds) {
           setK(loops, b.createOrFold<arith::AddIOp>(pc, kk));
-          value = widen(
-              memref::LoadOp::create(b, aMem, indices(aOperand, loops)));
+          value =
+              widen(memref::LoadOp::create(b, aMem, indices(aOperand, loops)));
         }
         memref::StoreOp::create(b, value, ap, ValueRange{ip, kk, idx(r)});
       };

@@ -634,8 +634,7 @@ void PBMapMatrixUnitsPass::mapContraction(
   if (p.directA) {
     std::optional<int64_t> stride = rowStrideOfA(op, dims);
     if (typeOf(aMem) != typeOf(cMem) ||
-        (stride &&
-         rowsShareCacheSets(*stride * elemBytes, p.mr, *caches[0]))) {
+        (stride && rowsShareCacheSets(*stride * elemBytes, p.mr, *caches[0]))) {
       p.copyA = true;
       p.aCopyStride =
           alignUp(p.kc, p.lanes) +
@@ -780,8 +779,7 @@ void PBMapMatrixUnitsPass::mapContraction(
   }
   std::string aForm =
       p.copyA && typeOf(aMem) != typeOf(cMem)
-          ? llvm::formatv("copied by rows, widened to {0}", typeOf(cMem))
-                .str()
+          ? llvm::formatv("copied by rows, widened to {0}", typeOf(cMem)).str()
       : p.copyA
           ? llvm::formatv("copied by rows (its rows overflow sets of '{0}')",
                           caches[0]->name)
