@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from ._common import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
@@ -358,7 +360,6 @@ def _adaptive_avg_pool3d(cx, x, output_size):
 
 def _max_pool_backward(cx, grad_out, x, nd, kernel_size, stride, padding, dilation,
                        indices):
-    import itertools
     b = cx.b
     kernel, stride, padding, dilation = _pool_params(nd, kernel_size, stride, padding,
                                                      dilation)
