@@ -122,6 +122,13 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.pbExecutableResetProfile.restype = c_status
 
 
+# RTLD_DEEPBIND: the library and its LLVM and MLIR resolve their symbols in
+# themselves before the process's global scope. TensorFlow loads its
+# framework with RTLD_GLOBAL, and its own (different) LLVM and MLIR would
+# otherwise be bound in their place and crash the compiler.
+_DLOPEN_MODE = ctypes.RTLD_LOCAL | getattr(os, "RTLD_DEEPBIND", 0)
+
+
 def library() -> ctypes.CDLL:
     """The loaded libPolyBlocks.so; raises PolyBlocksError if it cannot be found."""
     global _lib, _lib_path
@@ -134,7 +141,7 @@ def library() -> ctypes.CDLL:
         for path in candidates:
             if path.is_file():
                 try:
-                    lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_LOCAL)
+                    lib = ctypes.CDLL(str(path), mode=_DLOPEN_MODE)
                 except OSError as e:
                     raise PolyBlocksError(
                         StatusCode.LIBRARY_NOT_FOUND,

@@ -1,5 +1,5 @@
 """polyblocks.jax: gather, scatter, dynamic_slice and dynamic_update_slice
-(python/polyblocks/jax/ops/indexing.py), each compared with the same
+(python/polyblocks/stablehlo/ops/indexing.py), each compared with the same
 function under jax.jit (XLA) on CPU arrays."""
 
 import numpy as np

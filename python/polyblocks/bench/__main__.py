@@ -300,6 +300,10 @@ def main(argv=None) -> int:
                                     for a, b in zip(argv, argv[1:])):
         from . import jax_suite
         return jax_suite.main(argv)
+    if "--suite=tf" in argv or any(a == "--suite" and b == "tf"
+                                   for a, b in zip(argv, argv[1:])):
+        from . import tf_suite
+        return tf_suite.main(argv)
     if "--suite=sweep" in argv or any(a == "--suite" and b == "sweep"
                                       for a, b in zip(argv, argv[1:])):
         from . import sweep
@@ -307,9 +311,10 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m polyblocks.bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--suite", required=True,
-                   choices=["models", "gpu", "compile", "jax", "sweep"],
+                   choices=["models", "gpu", "compile", "jax", "tf", "sweep"],
                    help="models: this docstring; gpu: see --suite gpu --help; "
                    "compile: see --suite compile --help; jax: see --suite jax --help; "
+                   "tf: see --suite tf --help; "
                    "sweep: see --suite sweep --help")
     p.add_argument("--target", default="cpu-host")
     p.add_argument("--baseline", default="eager,inductor",

@@ -8,6 +8,6 @@ their StableHLO.
 """
 
 from .api import Jitted, Lowered, jit
-from .converter import UnsupportedOp, convert
+from ..stablehlo import UnsupportedOp, convert
 
 __all__ = ["jit", "Jitted", "Lowered", "UnsupportedOp", "convert"]

@@ -7,7 +7,7 @@
 
 The function is traced and lowered by JAX (``jax.jit(fun).lower(...)``),
 its StableHLO converted to the compiler's input contract
-(:mod:`polyblocks.jax.converter`) and compiled with
+(:mod:`polyblocks.stablehlo`) and compiled with
 :func:`polyblocks.compile` (whose in-process and disk caches apply). One
 compilation per abstract signature: the pytree structure of the dynamic
 arguments, each leaf's shape, dtype and weak type, the static arguments'
@@ -33,7 +33,7 @@ import torch
 from .. import compiler as _compiler
 from .._capi import PolyBlocksError, UnsupportedError
 from ..torch.mlir import Unsupported
-from .converter import Converted, UnsupportedOp, convert
+from ..stablehlo import Converted, UnsupportedOp, convert
 
 __all__ = ["jit", "Jitted", "Lowered"]
 

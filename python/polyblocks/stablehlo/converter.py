@@ -10,7 +10,7 @@ calls are inlined. An op without an emitter, or an emitter that cannot
 handle its attributes, raises :class:`UnsupportedOp` naming the op and its
 source location.
 
-Emitters are registered per op name in :mod:`polyblocks.jax.ops`; each gets
+Emitters are registered per op name in :mod:`polyblocks.stablehlo.ops`; each gets
 an :class:`OpContext` and returns the op's results (``Value``s or
 :class:`Splat`s).
 """
@@ -37,7 +37,7 @@ EMPTY_OPERANDS_OK = {"stablehlo.concatenate", "stablehlo.dynamic_update_slice",
 # Ops whose emitters read Permuted operands as they are (composing the
 # permutation into their own indexing); every other op gets them
 # materialized.
-PERMUTED_OPERANDS_OK = {"stablehlo.transpose", "stablehlo.dot_general"}
+PERMUTED_OPERANDS_OK = {"stablehlo.transpose", "stablehlo.dot_general", "stablehlo.dot"}
 # Ops whose emitters read Broadcast operands through broadcasting maps
 # (the elementwise ops of ops/elementwise.py add theirs).
 BROADCAST_OPERANDS_OK = {"stablehlo.broadcast_in_dim"}
@@ -189,13 +189,20 @@ class Broadcast(_Deferred):
 
 
 def describe_location(loc) -> str:
-    """file:line of an MLIR location as JAX writes them (a name over a call
-    site chain), or '' when it has none."""
+    """Where an op came from, as its MLIR location says: file:line as JAX
+    writes them (a name over a call site chain), or the op's name as
+    TensorFlow writes it ("model/dense/MatMul", fused with the line of
+    TensorFlow's own code that built it, which is not worth showing);
+    '' when it has none."""
     text = str(loc)
-    m = re.search(r'"([^"]+)":(\d+)', text)
-    if not m:
-        return ""
-    return f"{m.group(1)}:{m.group(2)}"
+    found = re.findall(r'"([^"]+)"(:\d+)?', text)
+    for path, line in found:
+        if line and "/tensorflow/" not in path and "/keras/" not in path:
+            return f"{path}{line}"
+    for name, line in found:
+        if not line:
+            return name
+    return next((f"{path}{line}" for path, line in found if line), "")
 
 
 class OpContext:

@@ -81,6 +81,21 @@ def _dot_general(cx):
     lc, rc = list(dn.lhs_contracting_dimensions), list(dn.rhs_contracting_dimensions)
     if cx.has("algorithm"):
         raise cx.unsupported("a dot algorithm attribute")
+    return _contract(cx, lb, rb, lc, rc)
+
+
+@register("stablehlo.dot")
+def _dot(cx):
+    """The legacy dot (TensorFlow emits it for tf.matmul and Dense):
+    vector or matrix operands, the lhs's last dim contracted with the
+    rhs's first; a dot_general without batch dims."""
+    xr, yr = cx.raw[0], cx.raw[1]
+    if xr.rank not in (1, 2) or yr.rank not in (1, 2):
+        raise cx.unsupported(f"operands of rank {xr.rank} and {yr.rank} (1 or 2 only)")
+    return _contract(cx, [], [], [xr.rank - 1], [0])
+
+
+def _contract(cx, lb, rb, lc, rc):
     b = cx.b
     out_dtype = cx.dtype
     acc = _acc(out_dtype)
