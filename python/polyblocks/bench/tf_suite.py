@@ -10,13 +10,14 @@ and each --batch, it measures in one process, on the same input:
     fallback fails the row), and the first call of
     tf.function(jit_compile=True) (XLA);
   - the median time of --runs calls after --warmup calls of each engine:
-    PolyBlocks, XLA (tf.function(jit_compile=True)) and TensorFlow's graph
-    executor (tf.function), in the models suite's interleaved rounds, each
-    call waiting for its result (.numpy());
+    PolyBlocks, XLA (tf.function(jit_compile=True)), TensorFlow's graph
+    executor (tf.function) and Keras eager (model(x, training=False)), in
+    the models suite's interleaved rounds, each call waiting for its result
+    (.numpy());
   - PolyBlocks' accuracy against XLA: every output element within 1e-3
     of XLA's relative to the output's largest magnitude.
-It prints a Markdown table with the speedups and their geometric means,
-and writes tf.md and tf.csv to --out.
+It prints a Markdown table with the speedups and their geometric means
+per batch size, and writes tf.md, tf.csv and tf.png (bar chart) to --out.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pathlib import Path
 
 from .._output import write_csv, write_output
 
-BASELINES = ("xla", "graph")
+BASELINES = ("xla", "graph", "eager")
 MODELS = ("resnet50", "mobilenet_v2", "efficientnet_b0", "bert_encoder")
 
 
@@ -109,37 +110,40 @@ def bench_model(name: str, batch: int, args, step) -> dict:
     row["max_rel_err"] = float(abs(ref - res).max() / max(float(abs(ref).max()), 1e-30))
     step(f"{name} b{batch}: runs")
     engines = {"polyblocks": lambda v: ours(v).numpy(), "xla": lambda v: xla(v).numpy(),
-               "graph": lambda v: graph(v).numpy()}
+               "graph": lambda v: graph(v).numpy(),
+               "eager": lambda v: model(v, training=False).numpy()}
     for engine, ms in _interleaved_median_ms(engines, [x], args.runs, args.warmup).items():
         row[f"{engine}_ms"] = ms
     return row
 
 
 def report(rows: list[dict]) -> str:
-    """The Markdown table, with the geometric means of the speedups."""
+    """The Markdown table, with the geometric means of the speedups per
+    batch size."""
     from .__main__ import _geomean
 
-    head = ["model", "batch", "PolyBlocks ms", "xla ms", "graph ms", "vs xla", "vs graph",
-            "PB compile s", "xla compile s", "accuracy"]
+    head = (["model", "batch", "PolyBlocks ms"] + [f"{b} ms" for b in BASELINES]
+            + [f"vs {b}" for b in BASELINES] + ["PB compile s", "xla compile s", "accuracy"])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    s_xla, s_graph = [], []
     fmt = lambda v, f="{:.2f}": f.format(v) if isinstance(v, (int, float)) else "—"  # noqa: E731
-    for r in rows:
-        if "error" in r:
-            lines.append(f"| {r['model']} | {r['batch']} | failed: {r['error']} |"
-                         + " |" * (len(head) - 3))
-            continue
-        a, b = r["xla_ms"] / r["polyblocks_ms"], r["graph_ms"] / r["polyblocks_ms"]
-        s_xla.append(a)
-        s_graph.append(b)
-        cells = [r["model"], str(r["batch"]), fmt(r["polyblocks_ms"]), fmt(r["xla_ms"]),
-                 fmt(r["graph_ms"]), fmt(a, "{:.2f}x"), fmt(b, "{:.2f}x"),
-                 fmt(r["polyblocks_compile_s"], "{:.1f}"), fmt(r["xla_compile_s"], "{:.1f}"),
-                 "pass" if r["accurate"] else f"FAIL ({r['max_rel_err']:.2e})"]
-        lines.append("| " + " | ".join(cells) + " |")
-    geo = ["**geomean**", "", "", "", "", f"**{_geomean(s_xla):.2f}x**",
-           f"**{_geomean(s_graph):.2f}x**", "", "", ""]
-    lines.append("| " + " | ".join(geo) + " |")
+    for batch in sorted({r["batch"] for r in rows}):
+        speedups: dict = {b: [] for b in BASELINES}
+        for r in (r for r in rows if r["batch"] == batch):
+            if "error" in r:
+                lines.append(f"| {r['model']} | {r['batch']} | failed: {r['error']} |"
+                             + " |" * (len(head) - 3))
+                continue
+            cells = [r["model"], str(r["batch"]), fmt(r["polyblocks_ms"])]
+            cells += [fmt(r[f"{b}_ms"]) for b in BASELINES]
+            for b in BASELINES:
+                speedups[b].append(r[f"{b}_ms"] / r["polyblocks_ms"])
+                cells.append(fmt(speedups[b][-1], "{:.2f}x"))
+            cells += [fmt(r["polyblocks_compile_s"], "{:.1f}"), fmt(r["xla_compile_s"], "{:.1f}"),
+                      "pass" if r["accurate"] else f"FAIL ({r['max_rel_err']:.2e})"]
+            lines.append("| " + " | ".join(cells) + " |")
+        geo = [f"**geomean b{batch}**", "", ""] + [""] * len(BASELINES)
+        geo += [f"**{_geomean(speedups[b]):.2f}x**" for b in BASELINES]
+        lines.append("| " + " | ".join(geo + [""] * (len(head) - len(geo))) + " |")
     return "\n".join(lines)
 
 
@@ -188,15 +192,21 @@ def main(argv=None) -> int:
     _progress(steps, steps, "done")
     table = report(rows)
     header = (f"Keras models (TensorFlow backend), batch {args.batch}, target {args.target}, "
-              f"against tf.function(jit_compile=True) (XLA CPU) and tf.function (graph); "
+              f"against tf.function(jit_compile=True) (XLA CPU), tf.function (graph) and "
+              f"Keras eager; "
               f"median of {args.runs} interleaved runs after {args.warmup} warm-ups; "
               f"{datetime.date.today()}, {platform.processor() or platform.machine()}, "
               f"{os.cpu_count()} CPUs, tensorflow {tf.__version__}, keras {keras.__version__}.")
     write_output(out / "tf.md", header + "\n\n" + table + "\n")
+    from .__main__ import chart
+    charted = chart([{**r, "model": f"{r['model']} b{r['batch']}"} for r in rows],
+                    argparse.Namespace(baselines=BASELINES, target=args.target,
+                                       batch=args.batch), out / "tf.png")
     keys = sorted({k for r in rows for k in r}, key=lambda k: (k not in ("model", "batch"), k))
     write_csv(out / "tf.csv", keys, rows)
     print(header + "\n\n" + table)
-    print(f"\nwritten: {out / 'tf.md'}, {out / 'tf.csv'}")
+    print(f"\nwritten: {out / 'tf.md'}, {out / 'tf.csv'}"
+          + (f", {out / 'tf.png'}" if charted else ""))
     return 1 if any("error" in r or not r.get("accurate", False) for r in rows) else 0
 
 

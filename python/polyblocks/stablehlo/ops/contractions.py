@@ -222,6 +222,13 @@ def _convolution(cx):
             and all(v >= 0 for p in padding for v in p)
             and dn.input_feature_dimension == x.rank - 1):
         return _conv_nhwc(cx, dn, x, w, strides, rhs_dil, padding, acc, out_dtype)
+    if (nd == 2 and groups > 1 and not any(reversal) and all(d == 1 for d in lhs_dil)
+            and all(v >= 0 for p in padding for v in p)
+            and dn.input_feature_dimension == x.rank - 1
+            and x.shape[dn.input_feature_dimension] == groups
+            and w.shape[dn.kernel_input_feature_dimension] == 1
+            and w.shape[dn.kernel_output_feature_dimension] == groups):
+        return _conv_depthwise_nhwc(cx, dn, x, w, strides, rhs_dil, padding, acc, out_dtype)
     # Operands in (N, C, spatial...) and (O, I, spatial...).
     xs = list(dn.input_spatial_dimensions)
     ks = list(dn.kernel_spatial_dimensions)
@@ -269,6 +276,39 @@ def _convolution(cx):
     order = [dn.output_batch_dimension, dn.output_feature_dimension] + os_
     inv = [order.index(d) for d in range(len(order))]
     r = b.transpose(r, inv)
+    return b.convert(r, out_dtype)
+
+
+def _conv_depthwise_nhwc(cx, dn, x, w, strides, rhs_dil, padding, acc, out_dtype):
+    """A channels-last depthwise 2-d convolution (one input and one output
+    channel per group: Keras' DepthwiseConv2D, Flax's feature_group_count =
+    channels) as the generic over (n, oh, ow, kh, kw, c) that the
+    compiler's ``pb-conv-to-channels-last`` builds from PyTorch's depthwise
+    convolutions: the channel loop innermost and parallel (vectorized), the
+    (kh, kw, 1, c) filter read in place as (kh, kw, c), no layout change
+    around it (the NCHW grouped form left a transpose of the input and of
+    the result per convolution, which the padding between them kept S1
+    from folding)."""
+    b = cx.b
+    xs = list(dn.input_spatial_dimensions)
+    ks = list(dn.kernel_spatial_dimensions)
+    os_ = list(dn.output_spatial_dimensions)
+    x = b.transpose(x, [dn.input_batch_dimension] + xs + [dn.input_feature_dimension])
+    w = b.transpose(w, ks + [dn.kernel_input_feature_dimension,
+                             dn.kernel_output_feature_dimension])
+    w = b.reshape(w, (w.shape[0], w.shape[1], w.shape[3]))
+    x = b.pad(x, [0] + [p[0] for p in padding] + [0], [0] + [p[1] for p in padding] + [0], 0)
+    out = cx.shape
+    order = [dn.output_batch_dimension] + os_ + [dn.output_feature_dimension]
+    init = b.fill(0, tuple(out[d] for d in order), acc)
+    (sh, sw), (dh, dw) = strides, rhs_dil
+    ih = "d1" + (f" * {sh}" if sh != 1 else "") + " + d3" + (f" * {dh}" if dh != 1 else "")
+    iw = "d2" + (f" * {sw}" if sw != 1 else "") + " + d4" + (f" * {dw}" if dw != 1 else "")
+    maps = [affine_map(6, ["d0", ih, iw, "d5"]), affine_map(6, ["d3", "d4", "d5"])]
+    its = ["parallel"] * 3 + ["reduction"] * 2 + ["parallel"]
+    r = b.generic([x, w], maps, [init], [affine_map(6, ["d0", "d1", "d2", "d5"])], its,
+                  lambda bb, a, f, o: [bb.bin("arith.addf", o, bb.bin("arith.mulf", a, f))])[0]
+    r = b.transpose(r, [order.index(d) for d in range(len(order))])
     return b.convert(r, out_dtype)
 
 
