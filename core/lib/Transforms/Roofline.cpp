@@ -120,6 +120,24 @@ std::optional<Work> Work::fromAttr(Attribute attr) {
 // Counting
 //===----------------------------------------------------------------------===//
 
+/// Bytes one element of a buffer occupies: scalars, index and vectors of
+/// them (packed layouts keep vectors in memrefs); nullopt for anything else.
+static std::optional<int64_t> getStorageBytes(Type element) {
+  if (element.isIndex())
+    return 8;
+  if (element.isIntOrFloat())
+    return llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);
+  if (auto vector = dyn_cast<VectorType>(element)) {
+    if (vector.isScalable())
+      return std::nullopt;
+    std::optional<int64_t> lane = getStorageBytes(vector.getElementType());
+    if (!lane)
+      return std::nullopt;
+    return *lane * vector.getNumElements();
+  }
+  return std::nullopt;
+}
+
 namespace {
 /// Walks a statement, multiplying by the trip counts of the loops around
 /// each operation.
@@ -136,8 +154,13 @@ public:
         work.exact = false;
         continue;
       }
-      work.bytes += static_cast<double>(type.getNumElements()) *
-                    llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+      std::optional<int64_t> elementBytes =
+          getStorageBytes(type.getElementType());
+      if (!elementBytes) {
+        work.exact = false;
+        continue;
+      }
+      work.bytes += static_cast<double>(type.getNumElements()) * *elementBytes;
     }
     return work;
   }
