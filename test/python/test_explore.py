@@ -46,8 +46,12 @@ def test_cpu_host_stages_decisions_and_kernel_times(server):
     matmul = [d for d in result["decisions"] if d["line"] == 8]
     assert any("register tile" in d["message"] for d in matmul), matmul
     # Every kernel call: estimated from the .td and measured by its timers.
+    # (How many kernels the matmul makes depends on the host's vector
+    # width: one per kernel call in S4.)
     kernels = result["kernels"]
-    assert len(kernels) == 2
+    status, s4 = server.get(f"/api/stage?id={result['id']}&name=S4")
+    calls = re.findall(r"call @(kernel_[0-9a-f]+)", s4["text"])
+    assert len(kernels) == len(calls) >= 1, calls
     for k in kernels:
         assert k["estimate_us"] > 0
         assert k["measured_us"] > 0 and k["calls"] >= 1

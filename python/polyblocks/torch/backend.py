@@ -28,6 +28,7 @@ import torch.fx as fx
 from .. import compiler as _compiler
 from .._capi import PolyBlocksError
 from .emitter import EmittedGraph, emit_graph, node_support, op_name
+from .foreach import foreach_decompositions
 from .mlir import Unsupported
 
 __all__ = ["polyblocks_backend", "Options", "register", "compile_graph"]
@@ -339,6 +340,8 @@ def _decompositions():
         aten.replication_pad3d, aten.nll_loss_forward, aten.nll_loss2d_forward,
         aten.grid_sampler_2d, aten.im2col, aten.col2im,
     ]))
+    # The optimizers' multi-tensor and fused updates, per tensor.
+    table.update(foreach_decompositions())
     return table
 
 
