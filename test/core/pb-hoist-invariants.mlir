@@ -128,3 +128,34 @@ func.func @index_division(%x: tensor<4x64xf32>) -> tensor<8x64xf32> {
   } -> tensor<8x64xf32>
   return %r : tensor<8x64xf32>
 }
+
+// -----
+
+// A value that varies with no loop (an optimizer's bias correction,
+// 1 - beta ** step, from a 0-d step tensor) is computed once, by a 0-d
+// generic, not once per element of the parameter it scales.
+// CHECK-LABEL: func.func @zero_d
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<f32>
+// CHECK-NEXT: %[[C:.*]] = linalg.generic {indexing_maps = [#[[S:.*]], #[[S]]], iterator_types = []} ins(%arg1 : tensor<f32>) outs(%[[E]] : tensor<f32>)
+// CHECK: math.powf
+// CHECK-NEXT: arith.subf
+// CHECK-NEXT: linalg.yield
+// CHECK: linalg.generic {{.*}} ins(%arg0, %arg1, %[[C]] : {{.*}})
+// CHECK-NOT: math.powf
+// CHECK: arith.divf
+#p = affine_map<(i, j) -> (i, j)>
+#s = affine_map<(i, j) -> ()>
+func.func @zero_d(%p: tensor<16x32xf32>, %step: tensor<f32>) -> tensor<16x32xf32> {
+  %beta = arith.constant 0.9 : f32
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<16x32xf32>
+  %r = linalg.generic {indexing_maps = [#p, #s, #p], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %step : tensor<16x32xf32>, tensor<f32>) outs(%e : tensor<16x32xf32>) {
+  ^bb0(%x: f32, %t: f32, %out: f32):
+    %b = math.powf %beta, %t : f32
+    %c = arith.subf %one, %b : f32
+    %o = arith.divf %x, %c : f32
+    linalg.yield %o : f32
+  } -> tensor<16x32xf32>
+  return %r : tensor<16x32xf32>
+}

@@ -10,9 +10,11 @@
 // division for every element of the feature map, of which only one per
 // channel differs. A subexpression of a generic's body that depends on a
 // strict subset of its loops (through the indexing maps of the inputs it
-// reads and linalg.index) and holds an expensive op (a division, any math
-// op) becomes a generic of its own over those loops, whose result the
-// original generic reads as a new input, broadcast along the other loops.
+// reads and linalg.index), possibly none, and holds an expensive op (a
+// division, any math op) becomes a generic of its own over those loops (a
+// 0-d one for none: an optimizer's 1 - beta ** step from its 0-d step),
+// whose result the original generic reads as a new input, broadcast along
+// the other loops.
 // The arithmetic is unchanged (no reassociation): results are bitwise the
 // same.
 //
@@ -71,7 +73,7 @@ struct Hoisted {
 } // namespace
 
 /// The values of `generic`'s body worth computing once per value of their
-/// loops: floating-point, movable, varying with some loops but not all,
+/// loops: floating-point, movable, not varying with all loops,
 /// holding an expensive op, read by an op that is not itself such a value,
 /// repeated kMinRepeats times or more.
 static SmallVector<Hoisted> findHoisted(linalg::GenericOp generic) {
@@ -120,7 +122,7 @@ static SmallVector<Hoisted> findHoisted(linalg::GenericOp generic) {
         !isa<FloatType>(value.getType()))
       return false;
     const Deps &d = it->second;
-    if (!d.movable || !d.expensive || d.loops.none() || d.loops.all())
+    if (!d.movable || !d.expensive || d.loops.all())
       return false;
     int64_t repeats = 1;
     for (unsigned l = 0; l < numLoops; ++l) {

@@ -304,6 +304,10 @@ def main(argv=None) -> int:
                                    for a, b in zip(argv, argv[1:])):
         from . import tf_suite
         return tf_suite.main(argv)
+    if "--suite=train" in argv or any(a == "--suite" and b == "train"
+                                      for a, b in zip(argv, argv[1:])):
+        from . import train_suite
+        return train_suite.main(argv)
     if "--suite=sweep" in argv or any(a == "--suite" and b == "sweep"
                                       for a, b in zip(argv, argv[1:])):
         from . import sweep
@@ -311,10 +315,10 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m polyblocks.bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--suite", required=True,
-                   choices=["models", "gpu", "compile", "jax", "tf", "sweep"],
+                   choices=["models", "gpu", "compile", "jax", "tf", "sweep", "train"],
                    help="models: this docstring; gpu: see --suite gpu --help; "
                    "compile: see --suite compile --help; jax: see --suite jax --help; "
-                   "tf: see --suite tf --help; "
+                   "tf: see --suite tf --help; train: see --suite train --help; "
                    "sweep: see --suite sweep --help")
     p.add_argument("--target", default="cpu-host")
     p.add_argument("--baseline", default="eager,inductor",
