@@ -13,6 +13,8 @@ CONV_CASES = [
     (2, 6, 6, 5, 2, 2, 1, 6, True, 11),      # depthwise, the input not covered
     (2, 3, 5, 3, 1, 0, 2, 1, True, 12),      # dilated
     (2, 8, 16, 1, 2, 0, 1, 1, False, 7),     # 1x1, strided (a downsample)
+    (2, 8, 16, 1, 2, 0, 1, 1, False, 1),     # the same on 1x2: one output,
+    (2, 4, 8, 1, 2, 0, 1, 2, False, 1),      # the input's last column never read
     (1, 4, 6, 3, 2, 1, 1, 1, True, 15),
     (3, 2, 4, 3, 1, 1, 1, 1, True, 5),
 ]

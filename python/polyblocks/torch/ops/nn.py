@@ -352,6 +352,14 @@ def _convolution_weight_grad(b, grad_out, x, ks, stride, padding, dilation, grou
     g = groups
     out_sp = tuple(grad_out.shape[2:])
     xp = b.pad(x, [0, 0] + list(padding), [0, 0] + list(padding), 0)
+    # Only the extent the windows read, (o - 1) * stride + (k - 1) *
+    # dilation + 1 per dim: past it (a strided 1x1 convolution of an even
+    # size) the maps below would read a strict part of the input, which
+    # linalg's unit-dimension folding turns into an invalid generic.
+    reach = [(o - 1) * st + (k - 1) * d + 1
+             for o, st, k, d in zip(out_sp, stride, ks, dilation)]
+    if any(r < e for r, e in zip(reach, xp.shape[2:])):
+        xp = b.extract_slice(xp, [0] * x.rank, [n, c] + reach, [1] * x.rank)
 
     def mac(b, a, gv, t):
         return [_add(b, t, _mul(b, b.cast(gv, acc), b.cast(a, acc)))]
