@@ -166,3 +166,53 @@ def test_clip_grad_norm_and_step_compiled_together():
         assert total.item() > 0.1  # the clip is active
     for p, q in zip(model.parameters(), twin.parameters()):
         torch.testing.assert_close(q, p, rtol=1e-5, atol=1e-5)
+
+
+ATTENTION_CASES = [
+    # (query heads, key/value heads, causal, mask, transposed layout)
+    (4, 4, False, None, False),
+    (4, 4, True, None, False),
+    (4, 4, False, None, True),       # (B, S, H, D) views, as transformers pass them
+    (4, 4, False, "float", False),   # an additive mask (padding)
+    (4, 4, False, "bool", False),
+    (4, 2, True, None, False),       # grouped-query attention
+]
+
+
+@pytest.mark.parametrize("case", ATTENTION_CASES,
+                         ids=lambda c: "hq%d-hkv%d-causal%d-mask_%s-t%d" % c)
+def test_scaled_dot_product_attention_backward(case):
+    # The CPU attention op's backward (and the log-sum-exp it reads) in
+    # compiled code, gradients of q, k and v against eager's.
+    hq, hkv, causal, mask, transposed = case
+    torch.manual_seed(0)
+    b, s, d = 2, 12, 8
+
+    def tensor(h):
+        shape = (b, s, h, d) if transposed else (b, h, s, d)
+        return torch.randn(shape, requires_grad=True)
+    q, k, v = tensor(hq), tensor(hkv), tensor(hkv)
+    attn_mask = None
+    if mask == "float":
+        attn_mask = torch.zeros(b, 1, s, s)
+        attn_mask[1, :, :, -3:] = float("-inf")
+    elif mask == "bool":
+        attn_mask = torch.rand(b, 1, s, s) > 0.3
+        attn_mask[..., 0] = True  # no row masked whole
+    weights = torch.randn(b, hq, s, d)
+
+    def attention(q, k, v):
+        if transposed:
+            q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+        return torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, attn_mask=attn_mask, is_causal=causal, enable_gqa=hq != hkv)
+
+    def grads(fn):
+        for t in (q, k, v):
+            t.grad = None
+        (fn(q, k, v) * weights).sum().backward()
+        return [t.grad.clone() for t in (q, k, v)]
+    ref = grads(attention)
+    got = grads(compile_strict(attention))
+    for g, r in zip(got, ref):
+        torch.testing.assert_close(g, r, rtol=1e-4, atol=1e-4)

@@ -28,6 +28,7 @@ import torch.fx as fx
 from .. import compiler as _compiler
 from .._capi import PolyBlocksError
 from .emitter import EmittedGraph, emit_graph, node_support, op_name
+from .attention import attention_decompositions
 from .foreach import foreach_decompositions
 from .mlir import Unsupported
 
@@ -340,8 +341,10 @@ def _decompositions():
         aten.replication_pad3d, aten.nll_loss_forward, aten.nll_loss2d_forward,
         aten.grid_sampler_2d, aten.im2col, aten.col2im,
     ]))
-    # The optimizers' multi-tensor and fused updates, per tensor.
+    # The optimizers' multi-tensor updates, per tensor; CPU attention with
+    # its true log-sum-exp, and its backward.
     table.update(foreach_decompositions())
+    table.update(attention_decompositions())
     return table
 
 
