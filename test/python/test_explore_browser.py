@@ -58,13 +58,16 @@ def test_cpu_host_page(page):
     assert page.is_hidden("#error")
     tabs = page.locator("#stage-tabs button").all_text_contents()
     assert tabs == ["input", "S1", "S2", "S3", "S4", "S5: x86 assembly"]
-    # The per-kernel table: estimated and measured time of each call.
+    # The per-kernel table: estimated and measured time of each call (one
+    # or two kernels, by the host's vector width: test_explore.py checks
+    # the count against S4's calls), one chart bar each.
     rows = page.locator("#kernels tbody tr")
-    assert rows.count() == 2
-    for i in range(2):
+    count = rows.count()
+    assert count >= 1
+    for i in range(count):
         assert float(rows.nth(i).locator(".estimated-us").text_content().replace(",", "")) > 0
         assert float(rows.nth(i).locator(".measured-us").text_content().replace(",", "")) > 0
-    assert page.locator("#chart .bar-row").count() == 2
+    assert page.locator("#chart .bar-row").count() == count
     # Click the matmul's line in the input: its decisions and kernels.
     _show_stage(page, "input", "input")
     page.click(".line[data-line='8'] >> nth=-1")
