@@ -216,3 +216,33 @@ def test_scaled_dot_product_attention_backward(case):
     got = grads(compile_strict(attention))
     for g, r in zip(got, ref):
         torch.testing.assert_close(g, r, rtol=1e-4, atol=1e-4)
+
+
+AVG_POOL_CASES = [
+    ("AvgPool2d", dict(kernel_size=3, stride=2, padding=1), (2, 3, 9, 9)),
+    ("AvgPool2d", dict(kernel_size=2), (3, 9, 10)),                     # unbatched
+    ("AvgPool2d", dict(kernel_size=3, stride=2, padding=1, count_include_pad=False,
+                       ceil_mode=True), (2, 3, 9, 10)),
+    ("AvgPool2d", dict(kernel_size=3, stride=1, padding=1, divisor_override=2), (1, 2, 7, 7)),
+    ("AvgPool3d", dict(kernel_size=2, stride=2, padding=1), (1, 2, 5, 6, 7)),
+    ("AdaptiveAvgPool2d", dict(output_size=1), (2, 4, 7, 7)),            # a CNN's head
+    ("AdaptiveAvgPool2d", dict(output_size=3), (2, 3, 9, 9)),            # equal bins
+    ("AdaptiveAvgPool2d", dict(output_size=(4, 3)), (2, 3, 9, 10)),      # unequal bins
+    ("AdaptiveAvgPool3d", dict(output_size=2), (1, 2, 4, 6, 8)),
+]
+
+
+@pytest.mark.parametrize("case", AVG_POOL_CASES,
+                         ids=lambda c: c[0] + "-" + "-".join(f"{k}{v}" for k, v in c[1].items()))
+def test_avg_pool_backward(case):
+    name, kwargs, shape = case
+    torch.manual_seed(0)
+    pool = getattr(torch.nn, name)(**kwargs)
+    x = torch.randn(shape)
+    weights = torch.randn_like(pool(x))
+
+    def grad(fn):
+        xr = x.clone().requires_grad_(True)
+        (fn(xr) * weights).sum().backward()
+        return xr.grad
+    torch.testing.assert_close(grad(compile_strict(pool)), grad(pool))

@@ -411,4 +411,137 @@ def _max_pool3d_backward(cx, grad_out, x, kernel_size, stride, padding, dilation
                               indices)
 
 
+
+# ---------------------------------------------------------------------------
+# Average pooling backward: each output's gradient divided by its window's
+# divisor (ATen's, per output position, a product of per-dim counts), then
+# added, for each window offset, to a strided slice of a padded gradient;
+# deterministic, no scatter. Adaptive pooling: equal bins are such windows;
+# other bins spread their gradient through 0/1 bin masks (two contractions).
+# ---------------------------------------------------------------------------
+
+def _avg_divisor(in_sp, out_sp, kernel, stride, padding, count_include_pad,
+                 divisor_override) -> torch.Tensor:
+    if divisor_override:
+        return torch.full(tuple(out_sp), float(divisor_override), dtype=torch.float64)
+    div = None
+    for i, o, s, p, k in zip(in_sp, out_sp, stride, padding, kernel):
+        counts = []
+        for oi in range(o):
+            start, end = oi * s - p, min(oi * s - p + k, i + p)
+            counts.append(end - start if count_include_pad
+                          else min(end, i) - max(start, 0))
+        dim = torch.tensor(counts, dtype=torch.float64)
+        div = dim if div is None else div.unsqueeze(-1) * dim
+    return div
+
+
+def _spread_windows(cx, go, in_sp, kernel, stride, padding, div):
+    """sum over window offsets of (go / div) into a padded gradient, cropped
+    to the input (go and the result batched: (n, c) + spatial)."""
+    b = cx.b
+    nd = len(in_sp)
+    n, c = go.shape[0], go.shape[1]
+    out_sp = list(go.shape[2:])
+    acc = compute_dtype(cx.dtype)
+    divisor = b.reshape(b.constant_tensor(div.to(acc)), (1, 1) + tuple(out_sp))
+    scaled = b.elementwise([go, divisor], go.shape, acc,
+                           lambda b, g, q: _div(b, b.cast(g, acc), q))
+    high = [max(p, (o - 1) * s + k - i - p)
+            for i, o, s, p, k in zip(in_sp, out_sp, stride, padding, kernel)]
+    grad = b.fill(0, [n, c] + [i + p + h for i, p, h in zip(in_sp, padding, high)], acc)
+    strides = [1, 1] + list(stride)
+    for offset in itertools.product(*[range(k) for k in kernel]):
+        start = [0, 0] + list(offset)
+        window = b.extract_slice(grad, start, [n, c] + out_sp, strides)
+        grad = b.insert_into(grad, b.elementwise([window, scaled], go.shape, acc,
+                                                 lambda b, w, q: _add(b, w, q)),
+                             start, strides)
+    r = b.extract_slice(grad, [0, 0] + list(padding), [n, c] + list(in_sp), [1] * (2 + nd))
+    return b.convert(r, cx.dtype)
+
+
+def _avg_pool_backward(cx, grad_out, x, nd, kernel_size, stride, padding, ceil_mode,
+                       count_include_pad, divisor_override):
+    b = cx.b
+    if not is_float(cx.dtype):
+        raise Unsupported("integer avg_pool backward")
+    kernel, stride, padding, _ = _pool_params(nd, kernel_size, stride, padding)
+    go, unbatched = _batched(b, grad_out, nd)
+    xs, _ = _batched(b, x, nd)
+    in_sp = list(xs.shape[2:])
+    div = _avg_divisor(in_sp, go.shape[2:], kernel, stride, padding, count_include_pad,
+                       divisor_override)
+    r = _spread_windows(cx, go, in_sp, kernel, stride, padding, div)
+    return b.reshape(r, tuple(cx.shape)) if unbatched else r
+
+
+@register(aten.avg_pool2d_backward.default)
+def _avg_pool2d_backward(cx, grad_out, x, kernel_size, stride, padding, ceil_mode,
+                         count_include_pad, divisor_override):
+    return _avg_pool_backward(cx, grad_out, x, 2, kernel_size, stride, padding, ceil_mode,
+                              count_include_pad, divisor_override)
+
+
+@register(aten.avg_pool3d_backward.default)
+def _avg_pool3d_backward(cx, grad_out, x, kernel_size, stride, padding, ceil_mode,
+                         count_include_pad, divisor_override):
+    return _avg_pool_backward(cx, grad_out, x, 3, kernel_size, stride, padding, ceil_mode,
+                              count_include_pad, divisor_override)
+
+
+def _adaptive_avg_pool_backward(cx, grad_out, x, nd):
+    b = cx.b
+    if not is_float(cx.dtype):
+        raise Unsupported("integer adaptive_avg_pool backward")
+    go, unbatched = _batched(b, grad_out, nd)
+    xs, _ = _batched(b, x, nd)
+    in_sp, out_sp = list(xs.shape[2:]), list(go.shape[2:])
+    if all(i % o == 0 for i, o in zip(in_sp, out_sp)):
+        kernel = [i // o for i, o in zip(in_sp, out_sp)]
+        div = _avg_divisor(in_sp, out_sp, kernel, kernel, [0] * nd, True, None)
+        r = _spread_windows(cx, go, in_sp, kernel, kernel, [0] * nd, div)
+        return b.reshape(r, tuple(cx.shape)) if unbatched else r
+    if nd != 2:
+        raise Unsupported(f"{nd}-d adaptive_avg_pool backward with unequal bins")
+    acc = compute_dtype(cx.dtype)
+    (H, W), (OH, OW) = in_sp, out_sp
+    masks, counts = [], []
+    for size, bins in ((H, OH), (W, OW)):
+        mask = torch.zeros(bins, size, dtype=acc)
+        for i in range(bins):
+            mask[i, (i * size) // bins:-((-(i + 1) * size) // bins)] = 1
+        masks.append(b.constant_tensor(mask))
+        counts.append(mask.sum(1).double())
+    div = counts[0].unsqueeze(-1) * counts[1]
+    divisor = b.reshape(b.constant_tensor(div.to(acc)), (1, 1, OH, OW))
+    n, c = go.shape[0], go.shape[1]
+    scaled = b.elementwise([go, divisor], go.shape, acc,
+                           lambda b, g, q: _div(b, b.cast(g, acc), q))
+
+    def mac(b, g, m, t):
+        return [_add(b, t, _mul(b, g, m))]
+    # t[n, c, i, w] = sum_j scaled[n, c, i, j] * mask_w[j, w]
+    t = b.generic([scaled, masks[1]], [affine_map(5, ["d0", "d1", "d2", "d4"]),
+                                       affine_map(5, ["d4", "d3"])],
+                  [b.fill(0, (n, c, OH, W), acc)], [affine_map(5, ["d0", "d1", "d2", "d3"])],
+                  ["parallel"] * 4 + ["reduction"], mac)[0]
+    # r[n, c, h, w] = sum_i mask_h[i, h] * t[n, c, i, w]
+    r = b.generic([t, masks[0]], [affine_map(5, ["d0", "d1", "d4", "d3"]),
+                                  affine_map(5, ["d4", "d2"])],
+                  [b.fill(0, (n, c, H, W), acc)], [affine_map(5, ["d0", "d1", "d2", "d3"])],
+                  ["parallel"] * 4 + ["reduction"], mac)[0]
+    r = b.convert(r, cx.dtype)
+    return b.reshape(r, tuple(cx.shape)) if unbatched else r
+
+
+@register(aten._adaptive_avg_pool2d_backward.default)
+def _adaptive_avg_pool2d_backward(cx, grad_out, x):
+    return _adaptive_avg_pool_backward(cx, grad_out, x, 2)
+
+
+@register(aten._adaptive_avg_pool3d_backward.default)
+def _adaptive_avg_pool3d_backward(cx, grad_out, x):
+    return _adaptive_avg_pool_backward(cx, grad_out, x, 3)
+
 __all__ = [n for n in dir() if not n.startswith("__")]
