@@ -358,7 +358,7 @@ def _has_symbolic(example_inputs) -> bool:
 
 
 def _aot(gm: fx.GraphModule, example_inputs, opts: Options):
-    from torch._functorch.aot_autograd import aot_module_simplified, make_boxed_func
+    from torch._functorch.aot_autograd import make_boxed_func
 
     def fw_compiler(g, inputs):
         return make_boxed_func(compile_fx_graph(g, inputs, opts))
@@ -380,10 +380,17 @@ def _aot(gm: fx.GraphModule, example_inputs, opts: Options):
                 g = freeze_graph(g, values)
             return make_boxed_func(compile_fx_graph(g, inputs, opts))
 
-    return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler,
-                                 bw_compiler=fw_compiler,
-                                 inference_compiler=inference_compiler,
-                                 decompositions=_decompositions())
+    # Through dynamo's own AOTAutograd backend helper (what custom backends
+    # are meant to use): it counts the AOTAutograd compile, which dynamo's
+    # DDP optimizer reads to hand the next bucket's graph fake outputs and
+    # to find the bucket of a backward compiled lazily, and keeps dynamo
+    # from tracing the backward compiler.
+    from torch._dynamo.backends.common import aot_autograd
+    kwargs = {"fw_compiler": fw_compiler, "bw_compiler": fw_compiler,
+              "decompositions": _decompositions()}
+    if inference_compiler is not None:
+        kwargs["inference_compiler"] = inference_compiler
+    return aot_autograd(**kwargs)(gm, example_inputs)
 
 
 def _item_inputs(gm: fx.GraphModule) -> list[int]:
