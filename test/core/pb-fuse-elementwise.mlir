@@ -70,3 +70,37 @@ func.func @chain(%x: tensor<16xf32>, %y: tensor<16xf32>) -> tensor<16xf32> {
   } -> tensor<16xf32>
   return %r : tensor<16xf32>
 }
+
+// -----
+
+// A producer that adds to its output's initial value (a scatter-add with
+// one update per element) stays a generic of its own: fused into a consumer
+// that reads each of its elements in several iterations (the reduction
+// over j), it would add again in each of them.
+// CHECK-LABEL: func.func @accumulating_producer
+// CHECK: %[[P:.*]] = linalg.generic {{.*}}iterator_types = ["parallel"]}
+// CHECK: arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[P]]
+#id = affine_map<(i) -> (i)>
+#ri = affine_map<(i, j) -> (j)>
+#ro = affine_map<(i, j) -> (i)>
+func.func @accumulating_producer(%u: tensor<4xf32>) -> tensor<3xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%z : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%u : tensor<4xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %e2 = tensor.empty() : tensor<3xf32>
+  %init2 = linalg.fill ins(%z : f32) outs(%e2 : tensor<3xf32>) -> tensor<3xf32>
+  %r = linalg.generic {indexing_maps = [#ri, #ro], iterator_types = ["parallel", "reduction"]}
+      ins(%p : tensor<4xf32>) outs(%init2 : tensor<3xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}

@@ -13,7 +13,8 @@
 // multiply-accumulate, and S3 could not map it to the matrix units (it ran
 // as naive loops). Producers that only move data (transposes, broadcasts:
 // a body that yields an input) still fuse, as the result stays a
-// multiply-accumulate that reads through the composed map.
+// multiply-accumulate that reads through the composed map. A producer whose
+// body reads its output's initial value is not fused at all.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,6 +68,19 @@ static bool shouldFuse(OpOperand *fused) {
   return true;
 }
 
+/// shouldFuse, for producer-consumer fusion (not reshape folding): a
+/// producer whose body reads its own output's initial value (a scatter that
+/// adds to it) computes each element once; fused, it would run once per
+/// consumer iteration that reads the element (a reduction or a broadcast
+/// loop), adding to its running value every time.
+static bool shouldFuseProducer(OpOperand *fused) {
+  if (auto producer = fused->get().getDefiningOp<linalg::LinalgOp>())
+    for (OpOperand &init : producer.getDpsInitsMutable())
+      if (producer.payloadUsesValueFromOperand(&init))
+        return false;
+  return shouldFuse(fused);
+}
+
 namespace {
 class PBFuseElementwisePass
     : public pb::impl::PBFuseElementwisePassBase<PBFuseElementwisePass> {
@@ -74,7 +88,7 @@ public:
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
-    linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
+    linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuseProducer);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, shouldFuse);
     tensor::populateBubbleUpExpandShapePatterns(patterns);
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);

@@ -3,6 +3,8 @@ bodies."""
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from ._common import *  # noqa: F401,F403
@@ -196,3 +198,110 @@ def _as_pooling(cx, kind, x, window, strides, base_dil, win_dil, padding, init, 
                     f"{wnd.name} : {xt.type}, {wnd.type}) outs({out.name} : {out.type}) -> "
                     f"{out.type}", out_shape, acc)
     return b.transpose(r, [perm.index(d) for d in range(R)])
+
+
+# select_and_scatter's select body: the comparison it makes of the
+# selected element so far (first argument) with the next one in the window,
+# as (the window's reduction, whether the first of equal elements wins).
+_SELECTIONS = {"GE": ("stablehlo.maximum", True), "GT": ("stablehlo.maximum", False),
+               "LE": ("stablehlo.minimum", True), "LT": ("stablehlo.minimum", False)}
+
+
+def _select_kind(cx) -> tuple[str, bool]:
+    from jaxlib.mlir.dialects import stablehlo as shlo
+    args, ops = cx.region_ops(0)
+    if (len(args) != 2 or len(ops) != 2 or ops[0].name != "stablehlo.compare"
+            or list(ops[0].operands) != [args[0], args[1]]
+            or ops[1].name != "stablehlo.return"):
+        raise cx.unsupported("a select body other than one comparison of its arguments")
+    direction = shlo.ComparisonDirectionAttr(ops[0].attributes["comparison_direction"]).value
+    if direction not in _SELECTIONS:
+        raise cx.unsupported(f"a select body comparing with {direction}")
+    return _SELECTIONS[direction]
+
+
+@register("stablehlo.select_and_scatter")
+def _select_and_scatter(cx):
+    """The gradient of a windowed max (or min), as jax.grad makes of a max
+    pool: each window's source value goes to the element its select body
+    picks, combined by the scatter body into the init value. Without a
+    scatter, in three nests: each window's extreme; the offset in the
+    window of the element selected (the first, or for a last-wins select
+    the last, equal to the extreme); then for each element of the operand,
+    over the window offsets, the windows that could hold it there and
+    selected it add their source value."""
+    from .indexing import _and, _clamp, _extract, _ibin, _icmp
+    b = cx.b
+    reduction, first_wins = _select_kind(cx)
+    scatter = body_combiner(cx, 1)
+    x, source = cx.value(0), cx.value(1)
+    if not is_float(x.dtype):
+        raise cx.unsupported("select_and_scatter of integers")
+    R = x.rank
+    window = cx.ints("window_dimensions", [1] * R)
+    strides = cx.ints("window_strides", [1] * R)
+    padding = cx.int_matrix("padding") if cx.has("padding") else [[0, 0]] * R
+    if any(v < 0 for p in padding for v in p):
+        raise cx.unsupported("select_and_scatter with negative padding")
+    out_shape = list(source.shape)
+    acc = acc_dtype(cx.dtype) if scatter in ("stablehlo.add", "stablehlo.multiply") \
+        else cx.dtype
+    # Padding is never selected where a window has an element of its own.
+    never = float("-inf") if reduction == "stablehlo.maximum" else float("inf")
+    low = [p[0] for p in padding]
+    xp = b.pad(x, low, [p[1] for p in padding], never)
+    nd = 2 * R
+    x_map = affine_map(nd, [f"d{i} * {strides[i]} + d{R + i}" for i in range(R)])
+    k_map = affine_map(nd, [f"d{R + i}" for i in range(R)])
+    o_map = affine_map(nd, [f"d{i}" for i in range(R)])
+    its = ["parallel"] * R + ["reduction"] * R
+    extent = b.empty(window, torch.int8)  # gives the window loops their extent
+    extreme = b.generic([xp, extent], [x_map, k_map], [b.fill(never, out_shape, x.dtype)],
+                        [o_map], its, lambda bb, a, _w, o: [combine(bb, reduction, o, a)])[0]
+    # A window offset as one number, row-major.
+    wstrides = [1] * R
+    for i in reversed(range(R - 1)):
+        wstrides[i] = wstrides[i + 1] * window[i + 1]
+
+    def offset(bb):
+        lin = None
+        for i in range(R):
+            if window[i] == 1:
+                continue
+            term = bb.index(R + i)
+            if wstrides[i] != 1:
+                term = _ibin(bb, "arith.muli", term, bb.const(wstrides[i], INDEX))
+            lin = term if lin is None else _ibin(bb, "arith.addi", lin, term)
+        return bb.const(0, INDEX) if lin is None else lin
+    none = math.prod(window) if first_wins else -1
+
+    def pick(bb, a, _w, m, chosen):
+        here = bb.cast(offset(bb), torch.int64)
+        better = "arith.minsi" if first_wins else "arith.maxsi"
+        return [bb.select(bb.cmp("eq", a, m), bb.bin(better, chosen, here), chosen)]
+    selected = b.generic([xp, extent, extreme], [x_map, k_map, o_map],
+                         [b.fill(none, out_shape, torch.int64)], [o_map], its, pick)[0]
+    init = init_scalar(cx, 2, acc)
+
+    def spread(bb, _w, result):
+        # The window o holding this element at offset k: o * s + k = p + low.
+        hit, index = None, []
+        for i in range(R):
+            t = _ibin(bb, "arith.subi", _ibin(bb, "arith.addi", bb.index(i),
+                                              bb.const(low[i], INDEX)), bb.index(R + i))
+            hit = _and(bb, hit, _icmp(bb, "sge", t, bb.const(0, INDEX)))
+            o = t
+            if strides[i] != 1:
+                s = bb.const(strides[i], INDEX)
+                hit = _and(bb, hit, _icmp(bb, "eq", _ibin(bb, "arith.remsi", t, s),
+                                          bb.const(0, INDEX)))
+                o = _ibin(bb, "arith.divsi", t, s)
+            hit = _and(bb, hit, _icmp(bb, "slt", o, bb.const(out_shape[i], INDEX)))
+            index.append(_clamp(bb, o, 0, out_shape[i] - 1))
+        chosen = _extract(bb, selected, index)
+        hit = _and(bb, hit, bb.cmp("eq", chosen, bb.cast(offset(bb), torch.int64)))
+        value = bb.cast(_extract(bb, source, index), acc)
+        return [bb.select(hit, combine(bb, scatter, result, value), result)]
+    r = b.generic([extent], [k_map], [b.fill(init, list(x.shape), acc)], [o_map], its,
+                  spread)[0]
+    return b.convert(r, cx.dtype)
