@@ -125,14 +125,8 @@ EXPECTED_FAILURES = {
         "stablehlo.reduce_window: a windowed reduction of 2 operands together",
     "select_and_gather_add_dtypes_shape_float16_4_6_selectprim_ge_windowdime_be16ba26":
         "stablehlo.reduce_window: a windowed reduction of 2 operands together",
-    "select_and_scatter_add_dtypes_shape_bfloat16_2_4_6_selectprim_ge_window_39af9522":
-        "stablehlo.select_and_scatter: no emitter",
-    "select_and_scatter_add_tpu_dtypes_shape_float16_2_4_6_selectprim_ge_win_6e329920":
-        "stablehlo.select_and_scatter: no emitter",
     "select_and_scatter_add_tpu_dtypes_shape_int32_2_4_6_selectprim_ge_windo_09234806":
-        "stablehlo.select_and_scatter: no emitter",
-    "select_and_scatter_add_window_dimensions_shape_float32_2_4_6_selectprim_03528e8b":
-        "stablehlo.select_and_scatter: no emitter",
+        "stablehlo.select_and_scatter: select_and_scatter of integers",
     "sort_dtypes_num_arrays_1_shape_bfloat16_5_7_axis_0_isstable_False_num_keys_1":
         "stablehlo.sort: no emitter",
     "sort_dtypes_num_arrays_1_shape_float16_5_7_axis_0_isstable_False_num_keys_1":
