@@ -49,3 +49,38 @@ def test_tf_report_geomeans_per_batch_and_failures():
     assert any("failed: RuntimeError: boom" in line for line in table)
     geo8 = next(line for line in table if "geomean b8" in line)
     assert "**0.50x**" in geo8
+
+
+def test_train_report_speedups_memory_and_failures():
+    from polyblocks.bench import train_suite
+    args = argparse.Namespace(baselines=["eager", "inductor"], steps=5)
+    rows = [
+        {"model": "resnet18", "polyblocks_ms": 100.0, "eager_ms": 200.0, "inductor_ms": 50.0,
+         "polyblocks_step_mib": 10.0, "eager_step_mib": 20.0, "inductor_step_mib": None,
+         "polyblocks_loss": 1.25, "polyblocks_compile_s": 3.0, "accurate": True,
+         "fallbacks": 0},
+        {"model": "bert_base", "polyblocks_ms": 100.0, "eager_ms": 50.0, "inductor_ms": 100.0,
+         "polyblocks_loss": 8.0, "polyblocks_compile_s": 9.0, "accurate": False,
+         "fallbacks": 1, "fallback_ops": "aten.foo.default"},
+        {"model": "gpt2_small", "error": "polyblocks: RuntimeError: boom"},
+    ]
+    lines = train_suite.report(rows, args).splitlines()
+    assert lines[2].startswith("| resnet18 | 100.00 | 200.00 | 50.00 | 2.00x | 0.50x | 10 | 20 | — |")
+    assert "FAIL (1 in eager: aten.foo.default)" in lines[3]
+    assert "failed: polyblocks: RuntimeError: boom" in lines[4]
+    # Geomeans over the rows that ran: sqrt(2 * 0.5) = 1, sqrt(0.5 * 1).
+    assert "**1.00x**" in lines[5] and "**0.71x**" in lines[5]
+
+
+def test_train_peak_step_memory():
+    import torch
+    from polyblocks.bench import train_suite
+
+    def step():
+        x = torch.ones(64 * 1024 * 1024 // 4)  # 64 MiB, touched
+        return float(x.sum())
+    mib = train_suite.peak_step_mib(step)
+    if mib is None:
+        import pytest
+        pytest.skip("no /proc/self/clear_refs peak reset here")
+    assert 60 <= mib < 400

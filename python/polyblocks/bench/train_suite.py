@@ -212,7 +212,8 @@ def report(rows: list[dict], args) -> str:
             cells.append(fmt(s, "{:.2f}x") if s else r.get(f"{b}_error", "—")[:40])
         cells += [fmt(r.get("polyblocks_step_mib"), "{:.0f}")]
         cells += [fmt(r.get(f"{b}_step_mib"), "{:.0f}") for b in others]
-        cells += [fmt(r.get("polyblocks_loss"), "{:.4f}"), fmt(r.get("polyblocks_compile_s"), "{:.1f}")]
+        cells += [fmt(r.get("polyblocks_loss"), "{:.4f}"),
+                  fmt(r.get("polyblocks_compile_s"), "{:.1f}")]
         accuracy = "pass" if r["accurate"] else "FAIL"
         if r.get("fallbacks"):
             accuracy += f" ({r['fallbacks']} in eager: {r['fallback_ops']})"

@@ -27,8 +27,8 @@ import torch.fx as fx
 
 from .. import compiler as _compiler
 from .._capi import PolyBlocksError
-from .emitter import EmittedGraph, emit_graph, node_support, op_name
 from .attention import attention_decompositions
+from .emitter import EmittedGraph, emit_graph, node_support, op_name
 from .foreach import foreach_decompositions
 from .mlir import Unsupported
 
