@@ -4,7 +4,7 @@
 // A producer nest writing a temporary and a consumer reading it fuse into
 // one nest; the private-buffer budget is the chip's L1 data cache. With
 // more nests than max-nests (a compile-time budget) nothing is fused.
-// BUDGET: remark: pb-explain: fusion: off in this function: 2 top-level loop nests exceed max-nests (1)
+// BUDGET: remark: pb-explain: fusion: off in this function: 2 sibling loop nests in one block exceed max-nests (1)
 // BUDGET-LABEL: func.func @producer_consumer
 // BUDGET: affine.for
 // BUDGET: affine.for

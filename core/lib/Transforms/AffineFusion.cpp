@@ -8,6 +8,7 @@
 #include "pb/Target/TargetDesc.h"
 #include "pb/Transforms/Passes.h"
 
+#include "mlir/Dialect/Affine/Analysis/Utils.h"
 #include "mlir/Dialect/Affine/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -283,12 +284,27 @@ public:
     const MemoryLevelDesc *level = getPrivateBufferLevel(*chip);
     uint64_t thresholdKiB = level ? level->capacityBytes / 1024 : 0;
     unsigned nestsBefore = countNests(func);
-    if (nestsBefore > maxNests) {
+    // Upstream fusion fuses the sibling nests of every block, those inside
+    // a loop too (pb-fuse-reductions' row loops): the budget is on the
+    // most nests of one block.
+    unsigned siblings = countMostSiblingNests(func);
+    if (siblings > maxNests) {
       explain(func, llvm::formatv("fusion: off in this function: {0} "
-                                  "top-level loop nests exceed max-nests "
-                                  "({1}), the compile-time budget of "
-                                  "upstream fusion's dependence analysis",
-                                  nestsBefore, maxNests.getValue()));
+                                  "sibling loop nests in one block exceed "
+                                  "max-nests ({1}), the compile-time budget "
+                                  "of upstream fusion's dependence analysis",
+                                  siblings, maxNests.getValue()));
+      return;
+    }
+
+    if (std::optional<uint64_t> paths =
+            countDependencePaths(func, maxDependencePaths)) {
+      explain(func, llvm::formatv("fusion: off in this function: its loop "
+                                  "nests' dependences form more than {0} "
+                                  "paths in one block, which upstream "
+                                  "fusion's dependence-path search walks "
+                                  "one by one",
+                                  *paths));
       return;
     }
 
@@ -351,6 +367,57 @@ public:
   }
 
 private:
+  /// `limit` when a block of `func` has more dependence paths between its
+  /// ops than that (else nullopt). Upstream's
+  /// MemRefDependenceGraph::hasDependencePath searches depth-first without
+  /// remembering visited nodes: its cost is the number of paths, which a
+  /// chain of nests that each read and write one buffer (a max pool's
+  /// gradient spread over its window offsets) makes exponential.
+  static std::optional<uint64_t> countDependencePaths(func::FuncOp func,
+                                                      uint64_t limit) {
+    std::optional<uint64_t> found;
+    func.walk([&](Block *block) {
+      if (llvm::count_if(*block, llvm::IsaPred<affine::AffineForOp>) < 2)
+        return WalkResult::advance();
+      affine::MemRefDependenceGraph graph(*block);
+      if (!graph.init())
+        return WalkResult::advance();
+      // Edges go from earlier to later ops: count backwards in block order.
+      SmallVector<std::pair<Operation *, unsigned>> order;
+      for (auto &[id, node] : graph.nodes)
+        order.push_back({node.op, id});
+      llvm::sort(order, [](auto a, auto b) {
+        return a.first->isBeforeInBlock(b.first);
+      });
+      llvm::DenseMap<unsigned, uint64_t> paths;
+      uint64_t total = 0;
+      for (auto [op, id] : llvm::reverse(order)) {
+        uint64_t count = 1;
+        for (const auto &edge : graph.outEdges.lookup(id))
+          count = std::min(count + paths.lookup(edge.id), limit + 1);
+        paths[id] = count;
+        total = std::min(total + count, limit + 1);
+      }
+      if (total > limit) {
+        found = limit;
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return found;
+  }
+
+  static unsigned countMostSiblingNests(func::FuncOp func) {
+    unsigned most = 0;
+    func.walk([&](Block *block) {
+      unsigned count = 0;
+      for (Operation &op : *block)
+        count += isa<affine::AffineForOp>(op);
+      most = std::max(most, count);
+    });
+    return most;
+  }
+
   static unsigned countNests(func::FuncOp func) {
     unsigned count = 0;
     for (Operation &op : func.getBody().getOps())

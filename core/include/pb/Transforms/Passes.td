@@ -58,9 +58,14 @@ def PBAffineFusionPass : Pass<"pb-affine-fusion", "func::FuncOp"> {
     Option<"computeTolerance", "compute-tolerance", "double", "0.30",
            "extra redundant computation fusion may add (fraction)">,
     Option<"maxNests", "max-nests", "unsigned", "128",
-           "functions with more top-level loop nests are not fused: "
+           "functions with more sibling loop nests in one block are not "
+           "fused: "
            "upstream fusion's dependence-path search over them takes "
            "minutes (densenet121: over 100 s)">,
+    Option<"maxDependencePaths", "max-dependence-paths", "uint64_t", "100000",
+           "functions with a block of more dependence paths between its "
+           "loop nests are not fused: upstream fusion's dependence-path "
+           "search walks them one by one">,
   ];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::memref::MemRefDialect"];
