@@ -69,6 +69,43 @@ def _progress(i: int, n: int, text: str) -> None:
         sys.stderr.write("\n")
 
 
+def _check_args(p, args, baselines, known_models) -> list[str]:
+    """args.baselines from --baseline (eager always, first) and the model
+    names of --models; p.error for an unknown one or a non-CPU target."""
+    args.baselines = [b.strip() for b in args.baseline.split(",") if b.strip()]
+    for b in args.baselines:
+        if b not in baselines:
+            p.error(f"unknown baseline {b!r}; known: {', '.join(baselines)}")
+    if "eager" not in args.baselines:
+        args.baselines.insert(0, "eager")
+    names = [m.strip() for m in args.models.split(",") if m.strip()]
+    for n in names:
+        if n not in known_models:
+            p.error(f"unknown model {n!r}; known: {', '.join(known_models)}")
+    if not args.target.startswith("cpu"):
+        p.error(f"target {args.target!r}: only CPU targets run in this benchmark")
+    return names
+
+
+def _start_run(out: str) -> Path:
+    """The output folder, made; compile times measured cold from here on
+    (a private, empty compile cache)."""
+    os.environ["POLYBLOCKS_CACHE_DIR"] = tempfile.mkdtemp(prefix="polyblocks-bench-")
+    path = Path(out)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _counter(total: int):
+    """A progress callback: each call shows the next of `total` steps."""
+    state = {"i": 0}
+
+    def step(text):
+        _progress(min(state["i"], total), total, text)
+        state["i"] += 1
+    return step
+
+
 # Untimed calls an engine makes at the start of each round, for at least
 # this long: the thread pool of the engine before it (LLVM's OpenMP spins
 # for 200 ms after a parallel region by default) has gone to sleep by then,
@@ -334,30 +371,10 @@ def main(argv=None) -> int:
     p.add_argument("--freeze", action="store_true",
                    help="PolyBlocks freeze=True against Inductor with freezing on")
     args = p.parse_args(argv)
-    args.baselines = [b.strip() for b in args.baseline.split(",") if b.strip()]
-    for b in args.baselines:
-        if b not in BASELINES:
-            p.error(f"unknown baseline {b!r}; known: {', '.join(BASELINES)}")
-    if "eager" not in args.baselines:
-        args.baselines.insert(0, "eager")
-    names = [m.strip() for m in args.models.split(",") if m.strip()]
-    for n in names:
-        if n not in models.MODELS:
-            p.error(f"unknown model {n!r}; known: {', '.join(models.MODELS)}")
-    if not args.target.startswith("cpu"):
-        p.error(f"target {args.target!r}: only CPU targets run in this benchmark")
-
-    # Compile times are measured cold: a private, empty compile cache.
-    os.environ["POLYBLOCKS_CACHE_DIR"] = tempfile.mkdtemp(prefix="polyblocks-bench-")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    names = _check_args(p, args, BASELINES, models.MODELS)
+    out = _start_run(args.out)
     steps = len(names) * (2 + len(args.baselines))
-    state = {"i": 0}
-
-    def step(text):
-        _progress(min(state["i"], steps), steps, text)
-        state["i"] += 1
-
+    step = _counter(steps)
     rows = []
     for name in names:
         rows.append(bench_model(name, args, step))

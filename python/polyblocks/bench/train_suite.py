@@ -37,10 +37,8 @@ import logging
 import os
 import platform
 import sys
-import tempfile
 import time
 import traceback
-from pathlib import Path
 
 import torch
 
@@ -226,7 +224,7 @@ def report(rows: list[dict], args) -> str:
 
 
 def main(argv=None) -> int:
-    from .__main__ import _progress, chart
+    from .__main__ import _check_args, _counter, _progress, _start_run, chart
     p = argparse.ArgumentParser(prog="python -m polyblocks.bench --suite train",
                                 description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -247,32 +245,12 @@ def main(argv=None) -> int:
                    help="compile optimizer.step too (default: on)")
     p.add_argument("--out", default="bench-results")
     args = p.parse_args(argv)
-    args.baselines = [b.strip() for b in args.baseline.split(",") if b.strip()]
-    for b in args.baselines:
-        if b not in BASELINES:
-            p.error(f"unknown baseline {b!r}; known: {', '.join(BASELINES)}")
-    if "eager" not in args.baselines:
-        args.baselines.insert(0, "eager")
-    names = [m.strip() for m in args.models.split(",") if m.strip()]
-    for n in names:
-        if n not in MODELS:
-            p.error(f"unknown model {n!r}; known: {', '.join(MODELS)}")
+    names = _check_args(p, args, BASELINES, MODELS)
     if args.steps < 1:
         p.error("--steps: at least 1")
-    if not args.target.startswith("cpu"):
-        p.error(f"target {args.target!r}: only CPU targets run in this benchmark")
-
-    # Compile times are measured cold: a private, empty compile cache.
-    os.environ["POLYBLOCKS_CACHE_DIR"] = tempfile.mkdtemp(prefix="polyblocks-bench-")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = _start_run(args.out)
     total = len(names) * (2 + len(args.baselines))
-    state = {"i": 0}
-
-    def progress(text):
-        _progress(min(state["i"], total), total, text)
-        state["i"] += 1
-
+    progress = _counter(total)
     rows = [bench_model(name, args, progress) for name in names]
     _progress(total, total, "done")
     table = report(rows, args)

@@ -358,6 +358,29 @@ def _adaptive_avg_pool3d(cx, x, output_size):
 # per offset), in a fixed order.
 # ---------------------------------------------------------------------------
 
+def _add_over_offsets(b, go_shape, in_sp, kernel, stride, padding, dilation, acc, part):
+    """The input's gradient from its windows' contributions: for each window
+    offset k (in order), ``part(k)`` (a tensor of the output's shape, in
+    ``acc``) added to the strided slice of a padded gradient that the
+    windows read at k; cropped to the input ((n, c) + spatial)."""
+    n, c = go_shape[0], go_shape[1]
+    out_sp = list(go_shape[2:])
+    # Padded so that every window position of every output is inside
+    # (ceil_mode windows may end past the high padding).
+    high = [max(p, (o - 1) * s + (k - 1) * d + 1 - i - p)
+            for i, o, s, p, d, k in zip(in_sp, out_sp, stride, padding, dilation, kernel)]
+    grad = b.fill(0, [n, c] + [i + p + h for i, p, h in zip(in_sp, padding, high)], acc)
+    strides = [1, 1] + list(stride)
+    for offset in itertools.product(*[range(k) for k in kernel]):
+        start = [0, 0] + [k * d for k, d in zip(offset, dilation)]
+        window = b.extract_slice(grad, start, [n, c] + out_sp, strides)
+        grad = b.insert_into(grad, b.elementwise([window, part(offset)], tuple(go_shape), acc,
+                                                 lambda b, w, q: _add(b, w, q)),
+                             start, strides)
+    return b.extract_slice(grad, [0, 0] + list(padding), [n, c] + list(in_sp),
+                           [1] * (2 + len(in_sp)))
+
+
 def _max_pool_backward(cx, grad_out, x, nd, kernel_size, stride, padding, dilation,
                        indices):
     b = cx.b
@@ -366,33 +389,22 @@ def _max_pool_backward(cx, grad_out, x, nd, kernel_size, stride, padding, dilati
     go, unbatched = _batched(b, grad_out, nd)
     idx, _ = _batched(b, indices, nd)
     xs, _ = _batched(b, x, nd)
-    n, c = xs.shape[0], xs.shape[1]
-    in_sp, out_sp = list(xs.shape[2:]), list(go.shape[2:])
+    in_sp = list(xs.shape[2:])
     acc = compute_dtype(cx.dtype)
-    # Padded so that every window position of every output is inside
-    # (ceil_mode windows may end past the high padding).
-    high = [max(p, (o - 1) * s + (k - 1) * d + 1 - i - p)
-            for i, o, s, p, d, k in zip(in_sp, out_sp, stride, padding, dilation, kernel)]
-    padded = [i + p + h for i, p, h in zip(in_sp, padding, high)]
-    grad = b.fill(0, [n, c] + padded, acc)
-    strides = [1, 1] + list(stride)
-    for offset in itertools.product(*[range(k) for k in kernel]):
-        def contribution(b, g, i, offset=offset):
+
+    def contribution(offset):
+        def hit(b, g, i):
             flat = None
             for dim in range(nd):
                 o = b.cast(b.index(2 + dim), torch.int64)
                 pos = _add(b, _sub(b, _mul(b, o, _i64(b, stride[dim])), _i64(b, padding[dim])),
                            _i64(b, offset[dim] * dilation[dim]))
                 flat = pos if flat is None else _add(b, _mul(b, flat, _i64(b, in_sp[dim])), pos)
-            hit = b.cmp("eq", b.cast(i, torch.int64), flat)
-            return b.select(hit, b.cast(g, acc), b.const(0, acc))
-        start = [0, 0] + [k * d for k, d in zip(offset, dilation)]
-        part = b.elementwise([go, idx], go.shape, acc, contribution)
-        window = b.extract_slice(grad, start, [n, c] + out_sp, strides)
-        grad = b.insert_into(grad, b.elementwise([window, part], go.shape, acc,
-                                                 lambda b, w, q: _add(b, w, q)),
-                             start, strides)
-    r = b.extract_slice(grad, [0, 0] + list(padding), [n, c] + in_sp, [1] * (2 + nd))
+            taken = b.cmp("eq", b.cast(i, torch.int64), flat)
+            return b.select(taken, b.cast(g, acc), b.const(0, acc))
+        return b.elementwise([go, idx], go.shape, acc, hit)
+    r = _add_over_offsets(b, go.shape, in_sp, kernel, stride, padding, dilation, acc,
+                          contribution)
     r = b.convert(r, cx.dtype)
     return b.reshape(r, tuple(cx.shape)) if unbatched else r
 
@@ -441,23 +453,13 @@ def _spread_windows(cx, go, in_sp, kernel, stride, padding, div):
     to the input (go and the result batched: (n, c) + spatial)."""
     b = cx.b
     nd = len(in_sp)
-    n, c = go.shape[0], go.shape[1]
     out_sp = list(go.shape[2:])
     acc = compute_dtype(cx.dtype)
     divisor = b.reshape(b.constant_tensor(div.to(acc)), (1, 1) + tuple(out_sp))
     scaled = b.elementwise([go, divisor], go.shape, acc,
                            lambda b, g, q: _div(b, b.cast(g, acc), q))
-    high = [max(p, (o - 1) * s + k - i - p)
-            for i, o, s, p, k in zip(in_sp, out_sp, stride, padding, kernel)]
-    grad = b.fill(0, [n, c] + [i + p + h for i, p, h in zip(in_sp, padding, high)], acc)
-    strides = [1, 1] + list(stride)
-    for offset in itertools.product(*[range(k) for k in kernel]):
-        start = [0, 0] + list(offset)
-        window = b.extract_slice(grad, start, [n, c] + out_sp, strides)
-        grad = b.insert_into(grad, b.elementwise([window, scaled], go.shape, acc,
-                                                 lambda b, w, q: _add(b, w, q)),
-                             start, strides)
-    r = b.extract_slice(grad, [0, 0] + list(padding), [n, c] + list(in_sp), [1] * (2 + nd))
+    r = _add_over_offsets(b, go.shape, in_sp, kernel, stride, padding, [1] * nd, acc,
+                          lambda offset: scaled)
     return b.convert(r, cx.dtype)
 
 
