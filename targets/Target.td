@@ -89,6 +89,11 @@ def RegistersBroadcast
 def RegistersSplitK
     : PBOperandLayout<"A and B fragments split along K across lanes, C in "
                       "registers (AMD MFMA)">;
+def TileRegisters
+    : PBOperandLayout<"A, B and C as two-dimensional tile registers loaded "
+                      "from memory rows; B's rows hold K's consecutive pairs "
+                      "(16-bit types) or quads (8-bit types) per column "
+                      "(VNNI)">;
 
 /// How stage S4 lowers a target-neutral matrix op for this unit. S4 code of
 /// each vendor dispatches on this and on nothing else.
@@ -106,6 +111,9 @@ def AMDGPUMfma : PBMatrixLowering<"amdgpu.mfma", "AMD matrix fused multiply-add"
 def VectorOuterProduct
     : PBMatrixLowering<"vector.outerproduct",
                        "broadcast-FMA register tile on SIMD units">;
+def AMXTileMul
+    : PBMatrixLowering<"amx.tile_mulf",
+                       "tile-register multiply (x86 AMX TMUL) of a core">;
 
 //===----------------------------------------------------------------------===//
 // Features.
@@ -212,6 +220,10 @@ class PBMatrixUnit<string intrinsic, int m, int n, int k, PBElementType a,
   list<PBFeature> Requires = [];
   /// Cycles from issue to result, for the cost model.
   int LatencyCycles = ?;
+  /// Registers of their own that hold the unit's operands and accumulators
+  /// (AMX: 8 tile registers), from which the register blocking follows; 0:
+  /// the operands live in the chip's vector registers.
+  int OperandRegisters = 0;
 }
 
 /// Peak arithmetic throughput of the whole chip for one element type on one

@@ -52,7 +52,8 @@ static void emitMatrixUnits(const RecordKeeper &records, raw_ostream &os) {
        << cppString(lowering->getValueAsString("DialectOp")) << ",\n   "
        << "llvm::ArrayRef<llvm::StringRef>(kRequires_" << unit->getName()
        << ", size_t(" << numRequired << ")), "
-       << unit->getValueAsInt("LatencyCycles") << "},\n";
+       << unit->getValueAsInt("LatencyCycles") << ", "
+       << unit->getValueAsInt("OperandRegisters") << "},\n";
   }
   os << "};\n";
 }

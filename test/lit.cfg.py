@@ -32,6 +32,17 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 for vendor in config.pb_targets_to_build:
     config.available_features.add("pb-vendor-" + vendor)
 
+# Execution tests on x86 AMX tile units run where the CPU reports them.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        cpu_flags = set(
+            next((line for line in cpuinfo if line.startswith("flags")), "")
+            .split())
+except OSError:
+    cpu_flags = set()
+if {"amx_tile", "amx_bf16"} <= cpu_flags:
+    config.available_features.add("host-amx-bf16")
+
 if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")
 

@@ -14,7 +14,9 @@
 //    AVX, AVX2, BMI1, BMI2, F16C, FMA, LZCNT, MOVBE, XSAVE on top of v2;
 //    x86-64-v4 = AVX512F, AVX512BW, AVX512CD, AVX512DQ, AVX512VL on top of v3.
 //  * Intel 64 and IA-32 Architectures Software Developer's Manual, Vol. 2
-//    (AVX512_BF16: VDPBF16PS; AVX512_VNNI: VPDPBUSD).
+//    (AVX512_BF16: VDPBF16PS; AVX512_VNNI: VPDPBUSD; AMX-TILE: LDTILECFG,
+//    TILELOADD, TILESTORED, TILEZERO; AMX-BF16: TDPBF16PS; AMX-INT8:
+//    TDPBUSD), and Vol. 1, "Intel Advanced Matrix Extensions".
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,3 +42,16 @@ def FeatureAVX512BF16
 def FeatureAVX512VNNI
     : PBFeature<"avx512vnni", "AVX-512 VNNI int8 dot products",
                 [FeatureAVX512]>;
+
+/// Eight tile registers of up to 16 rows x 64 bytes, configured by
+/// LDTILECFG, loaded and stored with a row stride (TILELOADD, TILESTORED).
+/// Linux grants a process the tile state only on request
+/// (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)).
+def FeatureAMXTile
+    : PBFeature<"amx-tile", "AMX tile registers (TMM0-TMM7)",
+                [FeatureAVX512]>;
+
+/// bf16 tile multiply into f32 tiles (TDPBF16PS).
+def FeatureAMXBF16
+    : PBFeature<"amx-bf16", "AMX bf16 tile multiply into f32",
+                [FeatureAMXTile, FeatureBF16]>;

@@ -14,8 +14,11 @@
 // micro-kernel widens them where it packs B's panels and copies A's rows
 // (bf16: each 16-bit lane shifted into the high half of a 32-bit lane,
 // VPMOVZXWD + VPSLLD; f16: VCVTPH2PS), once per packed element, so the
-// FMAs run at the f32 rate on half the bytes of memory traffic. Chips with
-// bf16 dot products (AVX512-BF16) would state those as units of their own.
+// FMAs run at the f32 rate on half the bytes of memory traffic.
+//
+// AMX (Intel Sapphire Rapids and later) is a matrix unit proper: TDPBF16PS
+// multiplies a 16x32 bf16 tile of A by a 32x16 tile of B, held as 16 rows of
+// 16 K pairs (VNNI), into a 16x16 f32 tile, all in eight tile registers.
 //
 // Sources:
 //  * Intel 64 and IA-32 Architectures Software Developer's Manual, Vol. 2
@@ -24,7 +27,9 @@
 //    Software Optimization Guide for the AMD Zen4 Microarchitecture: FMA
 //    latency 4 cycles, two FMA pipes.
 //  * Intel 64 and IA-32 Architectures Optimization Reference Manual: FMA
-//    latency 4 cycles on Skylake and later (5 on Haswell).
+//    latency 4 cycles on Skylake and later (5 on Haswell); "Intel AMX":
+//    one TDPBF16PS of 16x16x32 per 16 cycles per core, 8 tile registers of
+//    16 rows x 64 bytes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,4 +79,14 @@ def VFMA_F16_1x16x1_F32
                    RegistersBroadcast, VectorOuterProduct> {
   let Requires = [FeatureFMA, FeatureAVX512, FeatureF16C];
   let LatencyCycles = 4;
+}
+
+/// tdpbf16ps: C[16x16 f32] += A[16x32 bf16] x B[32x16 bf16], B as 16 rows of
+/// 16 column pairs (VNNI); 16 cycles per instruction, 8 tile registers.
+def AMX_BF16_16x16x32_F32
+    : PBMatrixUnit<"llvm.x86.tdpbf16ps.internal", 16, 16, 32, BF16, BF16, F32,
+                   ThreadScope, TileRegisters, AMXTileMul> {
+  let Requires = [FeatureAMXBF16];
+  let LatencyCycles = 16;
+  let OperandRegisters = 8;
 }

@@ -11,4 +11,4 @@ def Chip : MinimalChip<"minimal">;
 // CHECK-NEXT: ElementType::I8, ElementType::I8, ElementType::I32,
 // CHECK-NEXT: MatrixScope::SubgroupScope, 1, OperandLayout::RegistersRowCol,
 // CHECK-NEXT: MatrixLowering::GPUSubgroupMma, "gpu.subgroup_mma_compute",
-// CHECK-NEXT: llvm::ArrayRef<llvm::StringRef>(kRequires_TEST_I32_4x4x4_I8, size_t(1)), 8},
+// CHECK-NEXT: llvm::ArrayRef<llvm::StringRef>(kRequires_TEST_I32_4x4x4_I8, size_t(1)), 8, 0},

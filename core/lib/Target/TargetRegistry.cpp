@@ -156,11 +156,11 @@ static void printChip(raw_ostream &os, const ChipDesc &chip) {
   if (chip.matrixUnits.empty())
     os << " (none)";
   os << "\n";
-  for (const MatrixUnitDesc *unit : chip.matrixUnits)
+  for (const MatrixUnitDesc *unit : chip.matrixUnits) {
     os << formatv(
         "    {0}: {1}x{2}x{3} {4} x {5} -> {6}, scope={7} "
         "({8} subgroups), layout={9}, lowering={10} ({11}), "
-        "intrinsic={12}, requires=[{13}], latency={14} cycles\n",
+        "intrinsic={12}, requires=[{13}], latency={14} cycles",
         unit->name, unit->m, unit->n, unit->k,
         stringifyElementType(unit->aType), stringifyElementType(unit->bType),
         stringifyElementType(unit->cType), stringifyMatrixScope(unit->scope),
@@ -168,6 +168,10 @@ static void printChip(raw_ostream &os, const ChipDesc &chip) {
         stringifyMatrixLowering(unit->lowering), unit->loweringOp,
         unit->intrinsic, join(unit->requiredFeatures, ", "),
         unit->latencyCycles);
+    if (unit->operandRegisters)
+      os << ", operand registers=" << unit->operandRegisters;
+    os << "\n";
+  }
 
   os << "  peak compute:\n";
   for (const PeakComputeDesc &peak : chip.costModel->peaks)

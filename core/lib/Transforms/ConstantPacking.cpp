@@ -64,6 +64,10 @@ static std::optional<ArrayRef<char>> denseBytes(memref::GlobalOp global) {
   return data;
 }
 
+ArrayRef<char> getDenseBytes(memref::GlobalOp global) {
+  return *denseBytes(global);
+}
+
 memref::GlobalOp findConstantGlobal(Value mem) {
   // Reshapes keep the row-major order of the elements.
   while (Operation *def = mem.getDefiningOp()) {

@@ -150,6 +150,9 @@ SmallVector<int64_t> packedBShape(const GemmPlan &p, int64_t kBlocks);
 /// The constant global (dense initial value, identity layout) that `mem`
 /// reads, through reshapes, or null.
 memref::GlobalOp findConstantGlobal(Value mem);
+/// The row-major bytes of the elements of a global that findConstantGlobal
+/// returned.
+ArrayRef<char> getDenseBytes(memref::GlobalOp global);
 /// A new constant global holding `source`, `op`'s B, packed for the plan
 /// (packedBShape; zero past N's and K's edges), inserted into `symbols`.
 /// B's indices must be loops other than the batch loops (checked by
@@ -157,6 +160,23 @@ memref::GlobalOp findConstantGlobal(Value mem);
 memref::GlobalOp packConstantB(linalg::LinalgOp op, const GemmDims &dims,
                                const GemmPlan &p, memref::GlobalOp source,
                                SymbolTable &symbols);
+
+/// The chip's thread-scope unit on tile registers (OperandLayout
+/// TileRegisters) for a x b -> c, or null (TileGemm.cpp).
+const MatrixUnitDesc *findTileUnit(const ChipDesc &chip, ElementType a,
+                                   ElementType b, ElementType c);
+/// Why `op` cannot run on the tile unit `unit`, or "" when it can.
+std::string checkTileGemm(linalg::LinalgOp op, const GemmDims &dims,
+                          const MatrixUnitDesc &unit, const ChipDesc &chip);
+/// Emits `op` on the tile unit before `op` (which the caller erases), with
+/// `fill` C's uniform value before it (the caller erases the fill) or null,
+/// the tasks on compute level `level`; returns the plan in words. With
+/// `symbols`, a constant B is packed at compile time into a new global and
+/// `packedSource` set to the original.
+std::string buildTileGemm(linalg::LinalgOp op, const GemmDims &dims,
+                          const MatrixUnitDesc &unit, const ChipDesc &chip,
+                          Value fill, StringAttr level, SymbolTable *symbols,
+                          memref::GlobalOp &packedSource);
 
 class GemmBuilder {
 public:

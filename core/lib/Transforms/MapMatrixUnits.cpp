@@ -81,6 +81,17 @@ public:
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     SetVector<memref::GlobalOp> packedSources;
+    // The `amx` dialect only where a chip has tile-register units: a loaded
+    // dialect's LLVM-conversion interface joins every later
+    // convert-*-to-llvm that gathers them (convert-gpu-to-rocdl then lowered
+    // math.rsqrt to sqrt and a division instead of __ocml_rsqrt_f32). A
+    // module pass, so nothing runs on other threads while it loads.
+    for (auto func : module.getOps<func::FuncOp>())
+      if (const ChipDesc *chip = getTargetChip(func))
+        if (llvm::any_of(chip->matrixUnits, [](const MatrixUnitDesc *unit) {
+              return unit->layout == OperandLayout::TileRegisters;
+            }))
+          getContext().getOrLoadDialect<amx::AMXDialect>();
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
@@ -448,6 +459,18 @@ static memref::GlobalOp constantB(linalg::LinalgOp op, const GemmDims &dims) {
   return findConstantGlobal(bOperand->get());
 }
 
+/// Erases `mem`'s defining op and the views it reads through, as long as
+/// nothing else uses them (a packed constant's get_global and reshapes).
+static void eraseUnusedViews(Value mem) {
+  for (Operation *view = mem.getDefiningOp(); view && view->use_empty();) {
+    Operation *source = view->getNumOperands() == 1
+                            ? view->getOperand(0).getDefiningOp()
+                            : nullptr;
+    view->erase();
+    view = source;
+  }
+}
+
 void PBMapMatrixUnitsPass::mapContraction(
     linalg::LinalgOp op, const ChipDesc &chip, SymbolTable &symbols,
     SetVector<memref::GlobalOp> &packedSources) {
@@ -485,6 +508,38 @@ void PBMapMatrixUnitsPass::mapContraction(
   std::optional<ElementType> at = getTargetElementType(typeOf(aMem));
   std::optional<ElementType> bt = getTargetElementType(typeOf(bMem));
   std::optional<ElementType> ct = getTargetElementType(typeOf(cMem));
+  // A unit on tile registers of its own (AMX) where the chip has one for
+  // these types and the contraction suits it (TileGemm.cpp).
+  if (const MatrixUnitDesc *tile =
+          at && bt && ct ? findTileUnit(chip, *at, *bt, *ct) : nullptr) {
+    std::string why = checkTileGemm(op, dims, *tile, chip);
+    if (why.empty()) {
+      std::optional<std::pair<affine::AffineForOp, Value>> fill;
+      if (aMem != cMem && bMem != cMem)
+        fill = findInitialFill(op, cMem);
+      StringAttr level =
+          StringAttr::get(op->getContext(),
+                          stringifyComputeLevelKind(chip.getTaskLevel()->kind));
+      memref::GlobalOp packedSource;
+      std::string plan = buildTileGemm(
+          op, dims, *tile, chip, fill ? fill->second : Value(), level,
+          packConstants ? &symbols : nullptr, packedSource);
+      explain(op, plan);
+      if (packedSource)
+        packedSources.insert(packedSource);
+      if (fill) {
+        explain(op, "matrix units: C's fill folded into the copy of the "
+                    "accumulated tiles to C");
+        fill->first->erase();
+      }
+      op->erase();
+      // The views of a packed constant that nothing reads any more.
+      if (packedSource)
+        eraseUnusedViews(bMem);
+      return;
+    }
+    explain(op, "matrix units: not on " + tile->name + ": " + why);
+  }
   // The widest vector FMA that N fills (N = 8 output channels per group of
   // a grouped convolution on a chip with 16- and 8-lane FMAs: the 8-lane
   // one, not a 16-lane tile left to loop tiling).
@@ -823,13 +878,7 @@ void PBMapMatrixUnitsPass::mapContraction(
   // The views of a packed constant that nothing reads any more, so that the
   // constant itself can go.
   if (p.constantB)
-    for (Operation *view = bMem.getDefiningOp(); view && view->use_empty();) {
-      Operation *source = view->getNumOperands() == 1
-                              ? view->getOperand(0).getDefiningOp()
-                              : nullptr;
-      view->erase();
-      view = source;
-    }
+    eraseUnusedViews(bMem);
 }
 
 /// Tags `op` with the chip's cooperative unit for S4 when its operands

@@ -57,13 +57,16 @@ using namespace mlir::pb;
 // would round each bf16 result with a call to compiler-rt's __truncsfbf2,
 // which nothing defines where the artifact is loaded; for the same reason
 // masked bf16 vector loads and stores move i16 lanes
-// (pb-bf16-memory-as-i16, last).
+// (pb-bf16-memory-as-i16, last). The tile ops of AMX contractions
+// (pb-map-matrix-units) are lowered with the vector ops, to LLVM's
+// intrinsics whose tile configuration the X86 back end derives.
 static const char *const kCPUS4 =
     "pb-outline-kernels,pb-kernel-sites{profile=0},"
     "func.func(pb-emulate-bf16,pb-approximate-math,arith-expand,"
     "convert-linalg-to-affine-loops,lower-affine),"
     "convert-scf-to-openmp,"
-    "func.func(convert-vector-to-scf,lower-affine,convert-vector-to-llvm,"
+    "func.func(convert-vector-to-scf,lower-affine,"
+    "convert-vector-to-llvm{enable-amx=1},"
     "expand-strided-metadata,lower-affine),"
     "finalize-memref-to-llvm{use-generic-functions=1},"
     "func.func(convert-scf-to-cf,convert-math-to-llvm),"

@@ -36,6 +36,24 @@ public:
       entries.push_back(func);
     }
     auto ptrType = LLVM::LLVMPointerType::get(&getContext());
+    // Code on AMX tile registers (llvm.x86.tile* and llvm.x86.tdp*
+    // intrinsics) needs the process's permission first (support/
+    // TileRegisters.c): each wrapper asks, once per process.
+    bool usesTiles = false;
+    module.walk([&](LLVM::CallIntrinsicOp call) {
+      StringRef name = call.getIntrin();
+      if (name.starts_with("llvm.x86.tile") || name.starts_with("llvm.x86.tdp"))
+        usesTiles = true;
+    });
+    LLVM::LLVMFuncOp requestTiles;
+    if (usesTiles && !entries.empty()) {
+      OpBuilder builder(module.getBodyRegion());
+      builder.setInsertionPointToEnd(module.getBody());
+      requestTiles = LLVM::LLVMFuncOp::create(
+          builder, module.getLoc(), "__pb_request_tile_registers",
+          LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(&getContext()),
+                                      {}));
+    }
     for (LLVM::LLVMFuncOp func : entries) {
       LLVM::LLVMFunctionType type = func.getFunctionType();
       for (auto [index, argType] : llvm::enumerate(type.getParams())) {
@@ -62,6 +80,8 @@ public:
       Block *body = wrapper.addEntryBlock(builder);
       builder.setInsertionPointToStart(body);
       Value args = body->getArgument(0);
+      if (requestTiles)
+        LLVM::CallOp::create(builder, loc, requestTiles, ValueRange());
       SmallVector<Value> operands;
       for (unsigned i = 0, e = type.getNumParams(); i < e; ++i) {
         Value slot = LLVM::GEPOp::create(builder, loc, ptrType, ptrType, args,

@@ -82,6 +82,9 @@ struct MatrixUnitDesc {
   llvm::StringRef loweringOp;
   llvm::ArrayRef<llvm::StringRef> requiredFeatures;
   int64_t latencyCycles;
+  /// Registers of the unit's own holding its operands and accumulators
+  /// (tile registers); 0: the chip's vector registers.
+  int64_t operandRegisters;
 };
 
 /// Peak throughput of the whole chip for one element type on one unit kind.

@@ -10,6 +10,7 @@
 #include "pb/Dialect/PBDialect.h"
 #include "pb/Target/TargetDesc.h"
 
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -665,7 +665,8 @@ def PBMapMatrixUnitsPass : Pass<"pb-map-matrix-units", "ModuleOp"> {
            "Pack constant B operands at compile time">,
   ];
   let dependentDialects = ["scf::SCFDialect", "vector::VectorDialect",
-                           "memref::MemRefDialect", "arith::ArithDialect"];
+                           "memref::MemRefDialect", "arith::ArithDialect",
+                           "linalg::LinalgDialect"];
 }
 
 def PBMarkInputsReadOnlyPass

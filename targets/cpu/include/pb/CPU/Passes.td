@@ -29,6 +29,11 @@ def PBCPUEntryWrappersPass : Pass<"pb-cpu-entry-wrappers", "ModuleOp"> {
     (the kernels of pb-outline-kernels) are no entries: they get internal
     linkage, so that they are not exported and LLVM may inline them.
 
+    A module whose code uses AMX tile registers (calls of `llvm.x86.tile*`
+    or `llvm.x86.tdp*` intrinsics) gets a call of
+    `__pb_request_tile_registers` (support/TileRegisters.c) at the start of
+    each wrapper: Linux grants the tile state to a process only on request.
+
     Before:
       llvm.func @f(%a: !llvm.ptr, %b: !llvm.ptr)
     After, in addition:

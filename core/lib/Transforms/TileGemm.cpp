@@ -1,0 +1,551 @@
+//===- TileGemm.cpp - Contractions on tile-register matrix units ----------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The GEMM code of pb-map-matrix-units for a thread-scope unit whose
+// operands live in tile registers of their own (OperandLayout
+// TileRegisters, lowered as `amx` ops: the .td's AMXTileMul). Such a unit
+// multiplies an MU x KU tile of A by a KU x NU tile of B, whose rows hold
+// K's consecutive pairs (quads for 8-bit types) per column, into an MU x NU
+// accumulator tile; tiles are loaded from memory rows with a stride.
+//
+//   pack A -> Ap[batch][Mp][Kp]            (zeros past M and K; a generic)
+//   pack B -> Bp[batch][Kp/V][Np][V]       (V = 4 bytes / element; generic)
+//   parallel (batch, M blocks of MC, N blocks of NC):
+//     for kc in [0, Kp) step KC:           A and B sub-panels in L1
+//       for j in the N block step NT x NU:
+//         for i in the M block step MT x MU:
+//           MT x NT accumulator tiles: zero (first K block) or from Cp
+//           KC / KU steps, unrolled: MT A tiles, NT B tiles, MT x NT muls
+//           accumulator tiles -> Cp[batch][Mp][Np]
+//   C = Cp (+ C, or + C's fill, which then no longer runs)  (a generic)
+//
+// MT x NT is the largest accumulator block that the unit's operand
+// registers hold with MT tiles of A and NT of B beside it (8 registers:
+// 2 x 2). The accumulators never cross a block boundary (the K steps of a
+// KC block are unrolled, the first block is peeled), so that no tile value
+// is a block argument: LLVM configures the tile registers per function from
+// the shapes of straight-line tile code. The packing and the final copy are
+// linalg generics: S3's fusion, tiling, parallel marking and vectorization
+// treat them like any other nest (the final copy fuses with an epilogue).
+// KC comes from the innermost cache (A's and B's sub-panels), MC from the
+// next (A's block), and the blocks are split until there are
+// kMinParallelBlocks tasks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GemmBuilder.h"
+
+#include "pb/Dialect/PBDialect.h"
+#include "pb/Target/TargetDesc.h"
+#include "pb/Transforms/Passes.h"
+
+#include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::pb;
+using namespace mlir::pb::gemm;
+
+/// The share of the innermost cache that A's and B's sub-panels may take,
+/// and of the next cache that A's block may take.
+static constexpr double kL1Share = 0.75;
+static constexpr double kL2Share = 0.5;
+
+const MatrixUnitDesc *mlir::pb::gemm::findTileUnit(const ChipDesc &chip,
+                                                   ElementType a, ElementType b,
+                                                   ElementType c) {
+  for (const MatrixUnitDesc *unit : chip.matrixUnits)
+    if (unit->scope == MatrixScope::ThreadScope &&
+        unit->layout == OperandLayout::TileRegisters &&
+        unit->lowering == MatrixLowering::AMXTileMul && unit->aType == a &&
+        unit->bType == b && unit->cType == c)
+      return unit;
+  return nullptr;
+}
+
+namespace {
+/// Emits the tile GEMM of one contraction (see the file comment).
+class TileGemmBuilder {
+public:
+  TileGemmBuilder(linalg::LinalgOp op, const GemmDims &dims,
+                  const MatrixUnitDesc &unit, const ChipDesc &chip)
+      : op(op), dims(dims), unit(unit), chip(chip), b(op.getLoc(), op),
+        ranges(op.getStaticLoopRanges()) {}
+
+  /// Why `op` cannot run on the unit, or "" when it can.
+  std::string check();
+  /// Emits the tile GEMM before `op`; `fill` is C's uniform value before it
+  /// (the caller erases the fill), or null. With `symbols`, a constant B is
+  /// packed at compile time into a new global (`packedSource` is then set
+  /// to the original).
+  std::string build(Value fill, StringAttr level, SymbolTable *symbols,
+                    memref::GlobalOp &packedSource);
+
+private:
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  /// `mem`'s leading region of `sizes` (a view), then its dimension `dim`
+  /// split into `split` (the M loops), unless that is one dimension.
+  Value region(Value mem, ArrayRef<int64_t> sizes, unsigned dim,
+               ArrayRef<int64_t> split);
+  /// A generic over loops of `domain` sizes that stores `input` (read
+  /// through `inputMap`) into `output` (identity map), combined by `body`.
+  void
+  copyGeneric(ArrayRef<int64_t> domain, Value input, AffineMap inputMap,
+              Value output, AffineMap outputMap,
+              function_ref<Value(OpBuilder &, Location, Value, Value)> body);
+  /// `map` of the contraction's loops with each loop replaced by `exprs`.
+  AffineMap remap(AffineMap map, ArrayRef<AffineExpr> exprs, unsigned numDims) {
+    return map.replaceDimsAndSymbols(exprs, {}, numDims, 0);
+  }
+  /// One KC block of the micro-kernels of a task (`bBatchIvs`: the batch
+  /// indices of B's packed rows, none for a constant B).
+  void emitKBlock(Value ap, Value bp, Value cp, ArrayRef<Value> batchIvs,
+                  ArrayRef<Value> bBatchIvs, Value kc, Value i0, Value i1,
+                  Value j0, Value j1, bool first);
+  /// The constant global whose values are B, when its indices are plain
+  /// loops other than the batch loops; else null.
+  memref::GlobalOp constantB();
+  /// A new constant global of B packed as the tiles read it, (Kp / V) x
+  /// (Np x V), zero past K and N.
+  memref::GlobalOp packConstantB(memref::GlobalOp source, SymbolTable &symbols);
+
+  linalg::LinalgOp op;
+  const GemmDims &dims;
+  const MatrixUnitDesc &unit;
+  const ChipDesc &chip;
+  ImplicitLocOpBuilder b;
+  SmallVector<int64_t> ranges;
+  // Sizes: the flattened M, N and K, their padded extents, the batch
+  // extents, the K elements per 32-bit VNNI group, the accumulator block
+  // MT x NT (in tiles) and the KC, MC and NC blocks.
+  int64_t m = 1, n = 0, k = 0, mp = 0, np = 0, kp = 0, vnni = 0, mt = 0, nt = 0,
+          kc = 0, mc = 0, nc = 0;
+  SmallVector<int64_t> batchSizes;
+};
+} // namespace
+
+std::string TileGemmBuilder::check() {
+  for (Value v : op->getOperands()) {
+    auto type = dyn_cast<MemRefType>(v.getType());
+    if (!type || !type.hasStaticShape())
+      return "an operand has a dynamic shape";
+  }
+  for (unsigned d : dims.kOuter)
+    if (ranges[d] != 1)
+      return "K spans several loops (a convolution's window)";
+  if (!dims.nOuter.empty() || !dims.kFlat.empty())
+    return "N or K is flattened over several loops";
+  for (unsigned d : dims.m)
+    m *= ranges[d];
+  n = ranges[dims.n];
+  k = ranges[dims.kInner];
+  int64_t elemBits = cast<MemRefType>(op.getDpsInputOperand(0)->get().getType())
+                         .getElementTypeBitWidth();
+  vnni = 32 / elemBits;
+  if (m < unit.m || n < unit.n || k < unit.k / 2)
+    return llvm::formatv("M x N x K {0}x{1}x{2} is smaller than the unit's "
+                         "{3}x{4}x{5} tile (in M or N) or half of it (in K)",
+                         m, n, k, unit.m, unit.n, unit.k)
+        .str();
+  if (k % vnni != 0)
+    return llvm::formatv("K ({0}) is not a multiple of the {1} elements that "
+                         "share a 32-bit lane of B's tile",
+                         k, vnni)
+        .str();
+  if (unit.operandRegisters < 3)
+    return "the unit states fewer than 3 operand registers";
+  return "";
+}
+
+Value TileGemmBuilder::region(Value mem, ArrayRef<int64_t> sizes, unsigned dim,
+                              ArrayRef<int64_t> split) {
+  auto type = cast<MemRefType>(mem.getType());
+  SmallVector<OpFoldResult> offsets(sizes.size(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizeAttrs, strides(sizes.size(), b.getIndexAttr(1));
+  for (int64_t s : sizes)
+    sizeAttrs.push_back(b.getIndexAttr(s));
+  auto viewType = cast<MemRefType>(
+      memref::SubViewOp::inferResultType(type, offsets, sizeAttrs, strides));
+  Value view =
+      memref::SubViewOp::create(b, viewType, mem, offsets, sizeAttrs, strides);
+  if (split.size() <= 1)
+    return view;
+  SmallVector<ReassociationIndices> reassociation;
+  SmallVector<int64_t> shape;
+  for (unsigned i = 0; i < sizes.size(); ++i) {
+    ReassociationIndices group;
+    if (i == dim) {
+      for (int64_t s : split) {
+        group.push_back(shape.size());
+        shape.push_back(s);
+      }
+    } else {
+      group.push_back(shape.size());
+      shape.push_back(sizes[i]);
+    }
+    reassociation.push_back(group);
+  }
+  FailureOr<MemRefType> expanded = memref::ExpandShapeOp::computeExpandedType(
+      viewType, shape, reassociation);
+  assert(succeeded(expanded) && "a row-major region splits");
+  return memref::ExpandShapeOp::create(b, *expanded, view, reassociation);
+}
+
+void TileGemmBuilder::copyGeneric(
+    ArrayRef<int64_t> domain, Value input, AffineMap inputMap, Value output,
+    AffineMap outputMap,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> body) {
+  SmallVector<utils::IteratorType> iterators(domain.size(),
+                                             utils::IteratorType::parallel);
+  linalg::GenericOp::create(
+      b, TypeRange(), ValueRange{input}, ValueRange{output},
+      ArrayRef<AffineMap>{inputMap, outputMap}, iterators,
+      [&](OpBuilder &nb, Location loc, ValueRange args) {
+        linalg::YieldOp::create(nb, loc, body(nb, loc, args[0], args[1]));
+      });
+}
+
+void TileGemmBuilder::emitKBlock(Value ap, Value bp, Value cp,
+                                 ArrayRef<Value> batchIvs,
+                                 ArrayRef<Value> bBatchIvs, Value kc0, Value i0,
+                                 Value i1, Value j0, Value j1, bool first) {
+  Type aElem = cast<MemRefType>(ap.getType()).getElementType();
+  Type cElem = cast<MemRefType>(cp.getType()).getElementType();
+  auto aTile = amx::TileType::get({unit.m, unit.k}, aElem);
+  auto bTile = amx::TileType::get({unit.k / vnni, unit.n * vnni}, aElem);
+  auto cTile = amx::TileType::get({unit.m, unit.n}, cElem);
+  auto jLoop = scf::ForOp::create(b, j0, j1, idx(nt * unit.n));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(jLoop.getBody());
+  auto iLoop = scf::ForOp::create(b, i0, i1, idx(mt * unit.m));
+  b.setInsertionPointToStart(iLoop.getBody());
+  Value i = iLoop.getInductionVar(), j = jLoop.getInductionVar();
+  auto at = [&](Value base, int64_t offset) {
+    return offset ? b.createOrFold<arith::AddIOp>(base, idx(offset)) : base;
+  };
+  auto index = [&](Value row, Value col, ArrayRef<Value> batch) {
+    SmallVector<Value> indices(batch);
+    indices.push_back(row);
+    indices.push_back(col);
+    return indices;
+  };
+  SmallVector<Value> acc(mt * nt);
+  for (int64_t r = 0; r < mt; ++r)
+    for (int64_t c = 0; c < nt; ++c)
+      acc[r * nt + c] =
+          first ? amx::TileZeroOp::create(b, cTile).getResult()
+                : amx::TileLoadOp::create(
+                      b, cTile, cp,
+                      index(at(i, r * unit.m), at(j, c * unit.n), batchIvs))
+                      .getResult();
+  for (int64_t s = 0; s < kc / unit.k; ++s) {
+    Value kk = at(kc0, s * unit.k);
+    Value kRow = b.createOrFold<arith::DivUIOp>(kk, idx(vnni));
+    SmallVector<Value> as, bs;
+    for (int64_t r = 0; r < mt; ++r)
+      as.push_back(amx::TileLoadOp::create(
+          b, aTile, ap, index(at(i, r * unit.m), kk, batchIvs)));
+    for (int64_t c = 0; c < nt; ++c) {
+      Value col = b.createOrFold<arith::MulIOp>(at(j, c * unit.n), idx(vnni));
+      bs.push_back(
+          amx::TileLoadOp::create(b, bTile, bp, index(kRow, col, bBatchIvs)));
+    }
+    for (int64_t r = 0; r < mt; ++r)
+      for (int64_t c = 0; c < nt; ++c)
+        acc[r * nt + c] =
+            amx::TileMulFOp::create(b, cTile, as[r], bs[c], acc[r * nt + c]);
+  }
+  for (int64_t r = 0; r < mt; ++r)
+    for (int64_t c = 0; c < nt; ++c)
+      amx::TileStoreOp::create(
+          b, cp, index(at(i, r * unit.m), at(j, c * unit.n), batchIvs),
+          acc[r * nt + c]);
+}
+
+memref::GlobalOp TileGemmBuilder::constantB() {
+  OpOperand *bOperand = op.getDpsInputOperand(1);
+  for (AffineExpr e : op.getMatchingIndexingMap(bOperand).getResults()) {
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d || llvm::is_contained(dims.batch, d.getPosition()))
+      return nullptr;
+  }
+  return findConstantGlobal(bOperand->get());
+}
+
+memref::GlobalOp TileGemmBuilder::packConstantB(memref::GlobalOp source,
+                                                SymbolTable &symbols) {
+  OpOperand *bOperand = op.getDpsInputOperand(1);
+  auto bType = cast<MemRefType>(bOperand->get().getType());
+  AffineMap mapB = op.getMatchingIndexingMap(bOperand);
+  // B's element offset per unit of each loop (row-major, identity layout;
+  // the unit K loops outside kInner add nothing).
+  SmallVector<int64_t> stride(op.getNumLoops(), 0);
+  int64_t rowStride = 1;
+  for (int r = mapB.getNumResults() - 1; r >= 0; --r) {
+    stride[cast<AffineDimExpr>(mapB.getResult(r)).getPosition()] += rowStride;
+    rowStride *= bType.getDimSize(r);
+  }
+  ArrayRef<char> data = getDenseBytes(source);
+  size_t elemBytes = bType.getElementTypeBitWidth() / 8;
+  SmallVector<int64_t> shape{kp / vnni, np * vnni};
+  std::vector<char> packed(shape[0] * shape[1] * elemBytes, 0);
+  for (int64_t kk = 0; kk < k; ++kk)
+    for (int64_t nn = 0; nn < n; ++nn) {
+      int64_t from = kk * stride[dims.kInner] + nn * stride[dims.n];
+      int64_t to = (kk / vnni) * shape[1] + nn * vnni + kk % vnni;
+      std::memcpy(packed.data() + to * elemBytes,
+                  data.data() + from * elemBytes, elemBytes);
+    }
+  auto packedType = MemRefType::get(shape, bType.getElementType());
+  auto tensorType = RankedTensorType::get(shape, bType.getElementType());
+  OpBuilder builder(source);
+  auto global = memref::GlobalOp::create(
+      builder, source.getLoc(), (source.getSymName() + "_tiles").str(),
+      builder.getStringAttr("private"), packedType,
+      DenseElementsAttr::getFromRawBuffer(tensorType, packed),
+      /*constant=*/true, builder.getI64IntegerAttr(64));
+  symbols.insert(global);
+  return global;
+}
+
+std::string TileGemmBuilder::build(Value fill, StringAttr level,
+                                   SymbolTable *symbols,
+                                   memref::GlobalOp &packedSource) {
+  MLIRContext *ctx = b.getContext();
+  Value aMem = op.getDpsInputOperand(0)->get();
+  Value bMem = op.getDpsInputOperand(1)->get();
+  Value cMem = op.getDpsInitOperand(0)->get();
+  Type aElem = cast<MemRefType>(aMem.getType()).getElementType();
+  Type cElem = cast<MemRefType>(cMem.getType()).getElementType();
+  unsigned numLoops = op.getNumLoops();
+  for (unsigned d : dims.batch)
+    batchSizes.push_back(ranges[d]);
+  unsigned nb = batchSizes.size();
+  int64_t batches = 1;
+  for (int64_t s : batchSizes)
+    batches *= s;
+
+  // The accumulator block: the most accumulators that fit beside their
+  // rows of A and columns of B.
+  for (int64_t r = 1; r < unit.operandRegisters; ++r)
+    for (int64_t c = 1; c < unit.operandRegisters; ++c)
+      if (r * c + r + c <= unit.operandRegisters && r * c > mt * nt) {
+        mt = r;
+        nt = c;
+      }
+  int64_t mBlock = mt * unit.m, nBlock = nt * unit.n;
+  mp = llvm::alignTo(m, mBlock);
+  np = llvm::alignTo(n, nBlock);
+  kp = llvm::alignTo(k, unit.k);
+  int64_t elemBytes = llvm::divideCeil(
+      cast<MemRefType>(aMem.getType()).getElementTypeBitWidth(), 8);
+
+  // KC: A's MT tile rows and B's NT tile columns of the KC block in the
+  // innermost cache, a divisor of Kp in steps of the unit's K.
+  SmallVector<const MemoryLevelDesc *> caches;
+  for (const MemoryLevelDesc &level : chip.memoryLevels)
+    if (level.kind == MemoryKind::Cache)
+      caches.push_back(&level);
+  int64_t l1 = caches.empty() ? 32768 : caches[0]->capacityBytes;
+  int64_t l2 = caches.size() < 2 ? l1 * 16 : caches[1]->capacityBytes;
+  int64_t maxSteps = std::max<int64_t>(
+      1, int64_t(kL1Share * l1) / ((mBlock + nBlock) * unit.k * elemBytes));
+  int64_t steps = kp / unit.k, kcSteps = 1;
+  for (int64_t s = std::min(steps, maxSteps); s >= 1; --s)
+    if (steps % s == 0) {
+      kcSteps = s;
+      break;
+    }
+  kc = kcSteps * unit.k;
+  // MC: A's block MC x KC in the next cache; then M and N blocks split
+  // until there are enough tasks for the cores.
+  int64_t mTiles = mp / mBlock, nTiles = np / nBlock;
+  int64_t mcTiles = std::clamp<int64_t>(
+      int64_t(kL2Share * l2) / (mBlock * kc * elemBytes), 1, mTiles);
+  int64_t ncTiles = nTiles;
+  auto tasks = [&] {
+    return batches * llvm::divideCeil(mTiles, mcTiles) *
+           llvm::divideCeil(nTiles, ncTiles);
+  };
+  while (tasks() < kMinParallelBlocks && (mcTiles > 1 || ncTiles > 1)) {
+    if (ncTiles >= mcTiles)
+      ncTiles = llvm::divideCeil(ncTiles, 2);
+    else
+      mcTiles = llvm::divideCeil(mcTiles, 2);
+  }
+  mc = mcTiles * mBlock;
+  nc = ncTiles * nBlock;
+
+  // The packed operands and the accumulated C.
+  auto shapeWith = [&](ArrayRef<int64_t> tail) {
+    SmallVector<int64_t> shape(batchSizes);
+    shape.append(tail.begin(), tail.end());
+    return shape;
+  };
+  auto alloc = [&](ArrayRef<int64_t> shape, Type elem) {
+    return memref::AllocOp::create(b, MemRefType::get(shape, elem),
+                                   b.getI64IntegerAttr(64))
+        .getResult();
+  };
+  Value ap = alloc(shapeWith({mp, kp}), aElem);
+  Value cp = alloc(shapeWith({mp, np}), cElem);
+  Value zero = arith::ConstantOp::create(b, aElem, b.getZeroAttr(aElem));
+  auto identity = [&](unsigned count) {
+    return AffineMap::getMultiDimIdentityMap(count, ctx);
+  };
+  auto pass = [](OpBuilder &, Location, Value in, Value) { return in; };
+
+  // Pack A over (batch..., m..., k).
+  SmallVector<int64_t> mSizes;
+  for (unsigned d : dims.m)
+    mSizes.push_back(ranges[d]);
+  if (mp != m || kp != k)
+    linalg::FillOp::create(b, ValueRange{zero}, ValueRange{ap});
+  {
+    unsigned count = nb + dims.m.size() + 1;
+    SmallVector<AffineExpr> exprs(numLoops, getAffineConstantExpr(0, ctx));
+    for (auto [i, d] : llvm::enumerate(dims.batch))
+      exprs[d] = getAffineDimExpr(i, ctx);
+    for (auto [i, d] : llvm::enumerate(dims.m))
+      exprs[d] = getAffineDimExpr(nb + i, ctx);
+    exprs[dims.kInner] = getAffineDimExpr(count - 1, ctx);
+    SmallVector<int64_t> domain(batchSizes);
+    domain.append(mSizes);
+    domain.push_back(k);
+    copyGeneric(domain, aMem,
+                remap(op.getMatchingIndexingMap(op.getDpsInputOperand(0)),
+                      exprs, count),
+                region(ap, shapeWith({m, k}), nb, mSizes), identity(count),
+                pass);
+  }
+  // Pack B over (batch..., k / V, n, V), or read it packed at compile time.
+  memref::GlobalOp bSource = symbols ? constantB() : nullptr;
+  Value bp, bRows;
+  if (bSource) {
+    memref::GlobalOp packed = packConstantB(bSource, *symbols);
+    bRows =
+        memref::GetGlobalOp::create(b, packed.getType(), packed.getSymName());
+    packedSource = bSource;
+  } else {
+    bp = alloc(shapeWith({kp / vnni, np, vnni}), aElem);
+    if (np != n || kp != k)
+      linalg::FillOp::create(b, ValueRange{zero}, ValueRange{bp});
+    unsigned count = nb + 3;
+    SmallVector<AffineExpr> exprs(numLoops, getAffineConstantExpr(0, ctx));
+    for (auto [i, d] : llvm::enumerate(dims.batch))
+      exprs[d] = getAffineDimExpr(i, ctx);
+    exprs[dims.kInner] =
+        getAffineDimExpr(nb, ctx) * vnni + getAffineDimExpr(nb + 2, ctx);
+    exprs[dims.n] = getAffineDimExpr(nb + 1, ctx);
+    SmallVector<int64_t> domain(batchSizes);
+    domain.append({k / vnni, n, vnni});
+    copyGeneric(domain, bMem,
+                remap(op.getMatchingIndexingMap(op.getDpsInputOperand(1)),
+                      exprs, count),
+                region(bp, shapeWith({k / vnni, n, vnni}), nb, {}),
+                identity(count), pass);
+    // B's tiles read rows of Np x V elements: its (K / V, Np x V) view.
+    SmallVector<ReassociationIndices> collapse;
+    for (unsigned i = 0; i < nb + 1; ++i)
+      collapse.push_back({int64_t(i)});
+    collapse.push_back({int64_t(nb + 1), int64_t(nb + 2)});
+    bRows = memref::CollapseShapeOp::create(b, bp, collapse);
+  }
+
+  // The tasks: (batch..., M blocks, N blocks).
+  SmallVector<Value> lowers, uppers, stepsV;
+  for (int64_t s : batchSizes)
+    uppers.push_back(idx(s));
+  uppers.push_back(idx(llvm::divideCeil(mp, mc)));
+  uppers.push_back(idx(llvm::divideCeil(np, nc)));
+  lowers.assign(uppers.size(), idx(0));
+  stepsV.assign(uppers.size(), idx(1));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    auto par = scf::ParallelOp::create(b, lowers, uppers, stepsV);
+    par->setAttr(PBDialect::kLevelAttrName, level);
+    b.setInsertionPointToStart(par.getBody());
+    ValueRange ivs = par.getInductionVars();
+    SmallVector<Value> batchIvs(ivs.begin(), ivs.begin() + nb);
+    SmallVector<Value> bBatchIvs;
+    if (!bSource)
+      bBatchIvs = batchIvs;
+    Value i0 = arith::MulIOp::create(b, ivs[nb], idx(mc));
+    Value i1 = arith::MinSIOp::create(b, arith::AddIOp::create(b, i0, idx(mc)),
+                                      idx(mp));
+    Value j0 = arith::MulIOp::create(b, ivs[nb + 1], idx(nc));
+    Value j1 = arith::MinSIOp::create(b, arith::AddIOp::create(b, j0, idx(nc)),
+                                      idx(np));
+    emitKBlock(ap, bRows, cp, batchIvs, bBatchIvs, idx(0), i0, i1, j0, j1,
+               /*first=*/true);
+    if (kp > kc) {
+      auto kLoop = scf::ForOp::create(b, idx(kc), idx(kp), idx(kc));
+      b.setInsertionPointToStart(kLoop.getBody());
+      emitKBlock(ap, bRows, cp, batchIvs, bBatchIvs, kLoop.getInductionVar(),
+                 i0, i1, j0, j1, /*first=*/false);
+    }
+  }
+
+  // C from the accumulated tiles, over (batch..., m..., n).
+  {
+    unsigned count = nb + dims.m.size() + 1;
+    SmallVector<AffineExpr> exprs(numLoops, getAffineConstantExpr(0, ctx));
+    for (auto [i, d] : llvm::enumerate(dims.batch))
+      exprs[d] = getAffineDimExpr(i, ctx);
+    for (auto [i, d] : llvm::enumerate(dims.m))
+      exprs[d] = getAffineDimExpr(nb + i, ctx);
+    exprs[dims.n] = getAffineDimExpr(count - 1, ctx);
+    SmallVector<int64_t> domain(batchSizes);
+    domain.append(mSizes);
+    domain.push_back(n);
+    bool zeroFill = fill && matchPattern(fill, m_AnyZeroFloat());
+    copyGeneric(
+        domain, region(cp, shapeWith({m, n}), nb, mSizes), identity(count),
+        cMem,
+        remap(op.getMatchingIndexingMap(op.getDpsInitOperand(0)), exprs, count),
+        [&](OpBuilder &nb2, Location loc, Value sum, Value old) -> Value {
+          if (zeroFill)
+            return sum;
+          return arith::AddFOp::create(nb2, loc, sum, fill ? fill : old);
+        });
+  }
+  memref::DeallocOp::create(b, ap);
+  if (bp)
+    memref::DeallocOp::create(b, bp);
+  memref::DeallocOp::create(b, cp);
+  return llvm::formatv("matrix units: {0} MxNxK {1}x{2}x{3} -> {4} tiles, "
+                       "{5}x{6} accumulator tiles of {7}x{8} per block, "
+                       "KC={9}, MC={10}, NC={11}, {12} tasks; A packed, B "
+                       "{13} (in {14}-element groups along K), C through a "
+                       "{15}x{16} buffer",
+                       op->getName(), m, n, k, unit.name, mt, nt, unit.m,
+                       unit.n, kc, mc, nc, tasks(),
+                       bSource ? "packed at compile time" : "packed", vnni, mp,
+                       np)
+      .str();
+}
+
+std::string mlir::pb::gemm::checkTileGemm(linalg::LinalgOp op,
+                                          const GemmDims &dims,
+                                          const MatrixUnitDesc &unit,
+                                          const ChipDesc &chip) {
+  return TileGemmBuilder(op, dims, unit, chip).check();
+}
+
+std::string mlir::pb::gemm::buildTileGemm(
+    linalg::LinalgOp op, const GemmDims &dims, const MatrixUnitDesc &unit,
+    const ChipDesc &chip, Value fill, StringAttr level, SymbolTable *symbols,
+    memref::GlobalOp &packedSource) {
+  TileGemmBuilder builder(op, dims, unit, chip);
+  [[maybe_unused]] std::string why = builder.check();
+  assert(why.empty() && "checkTileGemm first");
+  return builder.build(fill, level, symbols, packedSource);
+}

@@ -1,0 +1,99 @@
+// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=cpu-sapphire-rapids},pb-map-matrix-units)' | FileCheck %s
+// RUN: pb-opt %s --split-input-file --pb-explain --pass-pipeline='builtin.module(pb-attach-target{target=cpu-sapphire-rapids},pb-map-matrix-units)' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pb-opt %s --split-input-file --pb-explain --pass-pipeline='builtin.module(pb-attach-target{target=cpu-x86-64-v4},pb-map-matrix-units)' -o /dev/null 2>&1 | FileCheck %s --check-prefix=V4
+
+// bf16 x bf16 -> f32 on a chip whose .td states an AMX unit: A packed into
+// rows of Kp, B into K pairs per column (VNNI), 2 x 2 accumulator tiles of
+// 16x16 (8 tile registers), the first K block from zero tiles, C from the
+// accumulated tiles. A chip without the unit keeps the widening FMA.
+// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul MxNxK 64x64x128 -> AMX_BF16_16x16x32_F32 tiles, 2x2 accumulator tiles of 16x16 per block, KC=128, MC=32, NC=32, 4 tasks
+// V4: matrix units: linalg.matmul MxNxK 64x64x128 -> VFMA_BF16_1x16x1_F32 register tile
+// CHECK-LABEL: func.func @matmul_bf16
+// CHECK-NOT: linalg.matmul
+// CHECK: %[[AP:.*]] = memref.alloc() {{.*}} : memref<64x128xbf16>
+// CHECK: %[[CP:.*]] = memref.alloc() {{.*}} : memref<64x64xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<64x128xbf16>) outs(%{{.*}} : memref<64x128xbf16
+// CHECK: %[[BP:.*]] = memref.alloc() {{.*}} : memref<64x64x2xbf16>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<128x64xbf16>) outs(%{{.*}} : memref<64x64x2xbf16
+// CHECK: %[[BR:.*]] = memref.collapse_shape %[[BP]] {{\[}}[0], [1, 2]] : memref<64x64x2xbf16> into memref<64x128xbf16>
+// CHECK: scf.parallel
+// CHECK: amx.tile_zero : !amx.tile<16x16xf32>
+// CHECK: amx.tile_load %[[AP]]{{.*}} into !amx.tile<16x32xbf16>
+// CHECK: amx.tile_load %[[BR]]{{.*}} into !amx.tile<16x32xbf16>
+// CHECK: amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+// CHECK: amx.tile_store %[[CP]]
+// CHECK: } {pb.level = "Core"}
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<64x64xf32{{.*}}>) outs(%{{.*}} : memref<64x64xf32>)
+// CHECK: arith.addf
+// CHECK: memref.dealloc %[[AP]]
+func.func @matmul_bf16(%a: memref<64x128xbf16>, %b: memref<128x64xbf16>,
+                       %c: memref<64x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x128xbf16>, memref<128x64xbf16>)
+                outs(%c : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// Sizes that are no multiple of a tile: the packed operands are zero past M,
+// N and K (a fill first), later K blocks read the accumulators back.
+// EXPLAIN: MxNxK 33x47x1000 -> AMX_BF16_16x16x32_F32 tiles, {{.*}} KC=256,
+// CHECK-LABEL: func.func @matmul_edges
+// CHECK: memref.alloc() {{.*}} : memref<64x1024xbf16>
+// CHECK: linalg.fill
+// CHECK: memref.alloc() {{.*}} : memref<512x64x2xbf16>
+// CHECK: linalg.fill
+// CHECK: scf.for %{{.*}} = %c256{{.*}} to %c1024 step %c256
+// CHECK: amx.tile_load {{.*}} into !amx.tile<16x16xf32>
+func.func @matmul_edges(%a: memref<33x1000xbf16>, %b: memref<1000x47xbf16>,
+                        %c: memref<33x47xf32>) {
+  linalg.matmul ins(%a, %b : memref<33x1000xbf16>, memref<1000x47xbf16>)
+                outs(%c : memref<33x47xf32>)
+  return
+}
+
+// -----
+
+// Where the unit does not fit, the FMA micro-kernel: a K that is odd (its
+// pairs would read past K), fewer rows than a tile, f32 operands.
+// EXPLAIN: matrix units: not on AMX_BF16_16x16x32_F32: K (129) is not a multiple of the 2 elements that share a 32-bit lane of B's tile
+// EXPLAIN: MxNxK 64x64x129 -> VFMA_BF16_1x16x1_F32 register tile
+// EXPLAIN: matrix units: not on AMX_BF16_16x16x32_F32: M x N x K 8x64x128 is smaller than the unit's 16x16x32 tile
+// EXPLAIN: MxNxK 8x64x128 -> VFMA_BF16_1x16x1_F32 register tile
+// EXPLAIN: MxNxK 64x64x128 -> VFMA_F32_1x16x1_F32 register tile
+func.func @refused(%a: memref<64x129xbf16>, %b: memref<129x64xbf16>,
+                   %c: memref<64x64xf32>, %a8: memref<8x128xbf16>,
+                   %b8: memref<128x64xbf16>, %c8: memref<8x64xf32>,
+                   %af: memref<64x128xf32>, %bf: memref<128x64xf32>,
+                   %cf: memref<64x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x129xbf16>, memref<129x64xbf16>)
+                outs(%c : memref<64x64xf32>)
+  linalg.matmul ins(%a8, %b8 : memref<8x128xbf16>, memref<128x64xbf16>)
+                outs(%c8 : memref<8x64xf32>)
+  linalg.matmul ins(%af, %bf : memref<64x128xf32>, memref<128x64xf32>)
+                outs(%cf : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// Batch loops index the packed buffers and are tasks beside the M and N
+// blocks; B read transposed (x @ W^T) packs through its own map.
+// EXPLAIN: linalg.batch_matmul MxNxK 48x64x64 -> AMX_BF16_16x16x32_F32 tiles
+// CHECK-LABEL: func.func @batch_transposed
+// CHECK-DAG: memref.alloc() {{.*}} : memref<4x64x64xbf16>
+// CHECK-DAG: memref.alloc() {{.*}} : memref<4x32x64x2xbf16>
+// CHECK-DAG: memref.alloc() {{.*}} : memref<4x64x64xf32>
+// CHECK: scf.parallel
+// CHECK: amx.tile_load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<4x32x128xbf16> into !amx.tile<16x32xbf16>
+// CHECK: amx.tile_mulf
+func.func @batch_transposed(%a: memref<4x48x64xbf16>, %b: memref<4x64x64xbf16>,
+                            %c: memref<4x48x64xf32>) {
+  linalg.batch_matmul
+      indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>,
+                       affine_map<(b, m, n, k) -> (b, n, k)>,
+                       affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%a, %b : memref<4x48x64xbf16>, memref<4x64x64xbf16>)
+      outs(%c : memref<4x48x64xf32>)
+  return
+}

@@ -1,0 +1,73 @@
+// REQUIRES: host-amx-bf16
+// RUN: pb-compile %s --target=cpu-sapphire-rapids -o %t.opt
+// RUN: pb-compile %s --target=cpu-sapphire-rapids --options=pipeline=reference -o %t.ref
+// RUN: pb-run %t.opt --check-against=%t.ref --rtol=1e-3 --atol=1e-3 | FileCheck %s
+// RUN: pb-opt %s --target=cpu-sapphire-rapids --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// The artifact's code multiplies on AMX tiles and asks Linux for them:
+// RUN: python3 -c "import sys; sys.path.insert(0, sys.argv[1]); import artifact_file as a; open(sys.argv[3], 'wb').write(a.split(open(sys.argv[2], 'rb').read())[1])" %pb_test_lib %t.opt %t.opt.so
+// RUN: llvm-objdump -d %t.opt.so | FileCheck %s --check-prefix=ASM
+//
+// bf16 contractions with f32 accumulation on AMX (cpu-sapphire-rapids'
+// AMX_BF16_16x16x32_F32), at sizes that are no multiple of a tile, with a
+// fill, an accumulation into C and an epilogue, against the reference
+// lowering (f32 sums of the same bf16 products, in another order).
+// EXPLAIN-COUNT-4: -> AMX_BF16_16x16x32_F32 tiles
+// ASM: ldtilecfg
+// ASM: tdpbf16ps
+// ASM: __pb_request_tile_registers
+// CHECK: OK odd: 1551 values match the reference
+// CHECK: OK accumulate: 2048 values match the reference
+// CHECK: OK linear_gelu: 3072 values match the reference
+// CHECK: OK batched: 8192 values match the reference
+
+func.func @odd(%a: tensor<33x1000xbf16>, %b: tensor<1000x47xbf16>) -> tensor<33x47xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<33x47xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<33x47xf32>) -> tensor<33x47xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<33x1000xbf16>, tensor<1000x47xbf16>)
+                     outs(%f : tensor<33x47xf32>) -> tensor<33x47xf32>
+  return %r : tensor<33x47xf32>
+}
+
+func.func @accumulate(%a: tensor<64x96xbf16>, %b: tensor<96x32xbf16>,
+                      %c: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<64x96xbf16>, tensor<96x32xbf16>)
+                     outs(%c : tensor<64x32xf32>) -> tensor<64x32xf32>
+  return %r : tensor<64x32xf32>
+}
+
+// x @ W^T + bias, then tanh, back to bf16 (a transformer's projection).
+func.func @linear_gelu(%x: tensor<48x256xbf16>, %w: tensor<64x256xbf16>,
+                       %bias: tensor<64xf32>) -> tensor<48x64xbf16> {
+  %z = arith.constant 0.5 : f32
+  %e = tensor.empty() : tensor<48x64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<48x64xf32>) -> tensor<48x64xf32>
+  %r = linalg.matmul
+      indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                       affine_map<(m, n, k) -> (n, k)>,
+                       affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<48x256xbf16>, tensor<64x256xbf16>)
+      outs(%f : tensor<48x64xf32>) -> tensor<48x64xf32>
+  %o = tensor.empty() : tensor<48x64xbf16>
+  %g = linalg.generic
+      {indexing_maps = [affine_map<(m, n) -> (m, n)>, affine_map<(m, n) -> (n)>,
+                        affine_map<(m, n) -> (m, n)>],
+       iterator_types = ["parallel", "parallel"]}
+      ins(%r, %bias : tensor<48x64xf32>, tensor<64xf32>) outs(%o : tensor<48x64xbf16>) {
+  ^bb0(%s: f32, %bb: f32, %out: bf16):
+    %y = arith.addf %s, %bb : f32
+    %t = math.tanh %y : f32
+    %h = arith.truncf %t : f32 to bf16
+    linalg.yield %h : bf16
+  } -> tensor<48x64xbf16>
+  return %g : tensor<48x64xbf16>
+}
+
+func.func @batched(%a: tensor<4x64x32xbf16>, %b: tensor<4x32x32xbf16>) -> tensor<4x64x32xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x64x32xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<4x64x32xbf16>, tensor<4x32x32xbf16>)
+                           outs(%f : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
+  return %r : tensor<4x64x32xf32>
+}
