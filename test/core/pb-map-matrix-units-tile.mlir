@@ -3,19 +3,26 @@
 // RUN: pb-opt %s --split-input-file --pb-explain --pass-pipeline='builtin.module(pb-attach-target{target=cpu-x86-64-v4},pb-map-matrix-units)' -o /dev/null 2>&1 | FileCheck %s --check-prefix=V4
 
 // bf16 x bf16 -> f32 on a chip whose .td states an AMX unit: A packed into
-// rows of Kp, B into K pairs per column (VNNI), 2 x 2 accumulator tiles of
-// 16x16 (8 tile registers), the first K block from zero tiles, C from the
-// accumulated tiles. A chip without the unit keeps the widening FMA.
+// rows of Kp, B into K pairs per column (VNNI: two rows of B read as
+// vectors and interleaved), 2 x 2 accumulator tiles of 16x16 (8 tile
+// registers), the first K block from zero tiles, C from the accumulated
+// tiles. Each packed buffer's rows are one cache line longer than their
+// data (64 B: 32 bf16, 16 column pairs, 16 f32). A chip without the unit
+// keeps the widening FMA.
 // EXPLAIN: remark: pb-explain: matrix units: linalg.matmul MxNxK 64x64x128 -> AMX_BF16_16x16x32_F32 tiles, 2x2 accumulator tiles of 16x16 per block, KC=128, MC=32, NC=32, 4 tasks
 // V4: matrix units: linalg.matmul MxNxK 64x64x128 -> VFMA_BF16_1x16x1_F32 register tile
 // CHECK-LABEL: func.func @matmul_bf16
 // CHECK-NOT: linalg.matmul
-// CHECK: %[[AP:.*]] = memref.alloc() {{.*}} : memref<64x128xbf16>
-// CHECK: %[[CP:.*]] = memref.alloc() {{.*}} : memref<64x64xf32>
-// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<64x128xbf16>) outs(%{{.*}} : memref<64x128xbf16
-// CHECK: %[[BP:.*]] = memref.alloc() {{.*}} : memref<64x64x2xbf16>
-// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<128x64xbf16>) outs(%{{.*}} : memref<64x64x2xbf16
-// CHECK: %[[BR:.*]] = memref.collapse_shape %[[BP]] {{\[}}[0], [1, 2]] : memref<64x64x2xbf16> into memref<64x128xbf16>
+// CHECK: %[[AP:.*]] = memref.alloc() {{.*}} : memref<64x160xbf16>
+// CHECK: %[[CP:.*]] = memref.alloc() {{.*}} : memref<64x80xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<64x128xbf16>) outs(%{{.*}} : memref<64x128xbf16, strided<[160, 1]>>)
+// CHECK: %[[BP:.*]] = memref.alloc() {{.*}} : memref<64x80x2xbf16>
+// CHECK: %[[BR:.*]] = memref.collapse_shape %[[BP]] {{\[}}[0], [1, 2]] : memref<64x80x2xbf16> into memref<64x160xbf16>
+// CHECK: scf.parallel
+// CHECK: %[[R0:.*]] = vector.transfer_read %{{.*}} : memref<128x64xbf16>, vector<16xbf16>
+// CHECK: %[[R1:.*]] = vector.transfer_read %{{.*}} : memref<128x64xbf16>, vector<16xbf16>
+// CHECK: %[[PAIRS:.*]] = vector.shuffle %[[R0]], %[[R1]] [0, 16, 1, 17, 2, 18
+// CHECK: vector.transfer_write %[[PAIRS]], %[[BR]]
 // CHECK: scf.parallel
 // CHECK: amx.tile_zero : !amx.tile<16x16xf32>
 // CHECK: amx.tile_load %[[AP]]{{.*}} into !amx.tile<16x32xbf16>
@@ -37,17 +44,18 @@ func.func @matmul_bf16(%a: memref<64x128xbf16>, %b: memref<128x64xbf16>,
 
 // Sizes that are no multiple of a tile: the packed operands are zero past M,
 // N and K (a fill first), later K blocks read the accumulators back.
-// EXPLAIN: MxNxK 33x47x1000 -> AMX_BF16_16x16x32_F32 tiles, {{.*}} KC=256,
+// K's 94 steps of 32 make 2 K blocks of 47 (at most 64 steps, unrolled).
+// EXPLAIN: MxNxK 33x47x3000 -> AMX_BF16_16x16x32_F32 tiles, {{.*}} KC=1504,
 // CHECK-LABEL: func.func @matmul_edges
-// CHECK: memref.alloc() {{.*}} : memref<64x1024xbf16>
+// CHECK: memref.alloc() {{.*}} : memref<64x3040xbf16>
 // CHECK: linalg.fill
-// CHECK: memref.alloc() {{.*}} : memref<512x64x2xbf16>
+// CHECK: memref.alloc() {{.*}} : memref<1504x80x2xbf16>
 // CHECK: linalg.fill
-// CHECK: scf.for %{{.*}} = %c256{{.*}} to %c1024 step %c256
+// CHECK: scf.for %{{.*}} = %c1504{{.*}} to %c3008 step %c1504
 // CHECK: amx.tile_load {{.*}} into !amx.tile<16x16xf32>
-func.func @matmul_edges(%a: memref<33x1000xbf16>, %b: memref<1000x47xbf16>,
+func.func @matmul_edges(%a: memref<33x3000xbf16>, %b: memref<3000x47xbf16>,
                         %c: memref<33x47xf32>) {
-  linalg.matmul ins(%a, %b : memref<33x1000xbf16>, memref<1000x47xbf16>)
+  linalg.matmul ins(%a, %b : memref<33x3000xbf16>, memref<3000x47xbf16>)
                 outs(%c : memref<33x47xf32>)
   return
 }
@@ -78,14 +86,16 @@ func.func @refused(%a: memref<64x129xbf16>, %b: memref<129x64xbf16>,
 // -----
 
 // Batch loops index the packed buffers and are tasks beside the M and N
-// blocks; B read transposed (x @ W^T) packs through its own map.
+// blocks; B read transposed (x @ W^T) packs through a generic over its
+// own map.
 // EXPLAIN: linalg.batch_matmul MxNxK 48x64x64 -> AMX_BF16_16x16x32_F32 tiles
 // CHECK-LABEL: func.func @batch_transposed
-// CHECK-DAG: memref.alloc() {{.*}} : memref<4x64x64xbf16>
-// CHECK-DAG: memref.alloc() {{.*}} : memref<4x32x64x2xbf16>
-// CHECK-DAG: memref.alloc() {{.*}} : memref<4x64x64xf32>
+// CHECK-DAG: memref.alloc() {{.*}} : memref<4x64x96xbf16>
+// CHECK-DAG: memref.alloc() {{.*}} : memref<4x64x80xf32>
+// CHECK: memref.alloc() {{.*}} : memref<4x32x80x2xbf16>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<4x64x64xbf16>) outs(%{{.*}} : memref<4x32x64x2xbf16, strided<[5120, 160, 2, 1]>>)
 // CHECK: scf.parallel
-// CHECK: amx.tile_load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<4x32x128xbf16> into !amx.tile<16x32xbf16>
+// CHECK: amx.tile_load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<4x32x160xbf16> into !amx.tile<16x32xbf16>
 // CHECK: amx.tile_mulf
 func.func @batch_transposed(%a: memref<4x48x64xbf16>, %b: memref<4x64x64xbf16>,
                             %c: memref<4x48x64xf32>) {

@@ -20,11 +20,12 @@
 // CHECK: OK linear_gelu: 3072 values match the reference
 // CHECK: OK batched: 8192 values match the reference
 
-func.func @odd(%a: tensor<33x1000xbf16>, %b: tensor<1000x47xbf16>) -> tensor<33x47xf32> {
+// K = 3000: two K blocks, the second reading the accumulators back.
+func.func @odd(%a: tensor<33x3000xbf16>, %b: tensor<3000x47xbf16>) -> tensor<33x47xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<33x47xf32>
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<33x47xf32>) -> tensor<33x47xf32>
-  %r = linalg.matmul ins(%a, %b : tensor<33x1000xbf16>, tensor<1000x47xbf16>)
+  %r = linalg.matmul ins(%a, %b : tensor<33x3000xbf16>, tensor<3000x47xbf16>)
                      outs(%f : tensor<33x47xf32>) -> tensor<33x47xf32>
   return %r : tensor<33x47xf32>
 }
