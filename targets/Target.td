@@ -112,7 +112,7 @@ def VectorOuterProduct
     : PBMatrixLowering<"vector.outerproduct",
                        "broadcast-FMA register tile on SIMD units">;
 def AMXTileMul
-    : PBMatrixLowering<"amx.tile_mulf",
+    : PBMatrixLowering<"amx.tile_mulf/amx.tile_muli",
                        "tile-register multiply (x86 AMX TMUL) of a core">;
 
 //===----------------------------------------------------------------------===//

@@ -42,6 +42,8 @@ except OSError:
     cpu_flags = set()
 if {"amx_tile", "amx_bf16"} <= cpu_flags:
     config.available_features.add("host-amx-bf16")
+if {"amx_tile", "amx_int8"} <= cpu_flags:
+    config.available_features.add("host-amx-int8")
 
 if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")

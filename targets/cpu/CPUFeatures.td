@@ -55,3 +55,8 @@ def FeatureAMXTile
 def FeatureAMXBF16
     : PBFeature<"amx-bf16", "AMX bf16 tile multiply into f32",
                 [FeatureAMXTile, FeatureBF16]>;
+
+/// int8 tile multiply into i32 tiles (TDPBSSD, TDPBUSD, ...).
+def FeatureAMXInt8
+    : PBFeature<"amx-int8", "AMX int8 tile multiply into i32",
+                [FeatureAMXTile]>;

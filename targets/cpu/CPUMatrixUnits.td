@@ -18,7 +18,8 @@
 //
 // AMX (Intel Sapphire Rapids and later) is a matrix unit proper: TDPBF16PS
 // multiplies a 16x32 bf16 tile of A by a 32x16 tile of B, held as 16 rows of
-// 16 K pairs (VNNI), into a 16x16 f32 tile, all in eight tile registers.
+// 16 K pairs (VNNI), into a 16x16 f32 tile, all in eight tile registers;
+// TDPBSSD likewise 16x64 s8 by 64x16 s8 (16 rows of 16 K quads) into i32.
 //
 // Sources:
 //  * Intel 64 and IA-32 Architectures Software Developer's Manual, Vol. 2
@@ -87,6 +88,16 @@ def AMX_BF16_16x16x32_F32
     : PBMatrixUnit<"llvm.x86.tdpbf16ps.internal", 16, 16, 32, BF16, BF16, F32,
                    ThreadScope, TileRegisters, AMXTileMul> {
   let Requires = [FeatureAMXBF16];
+  let LatencyCycles = 16;
+  let OperandRegisters = 8;
+}
+
+/// tdpbssd: C[16x16 i32] += A[16x64 s8] x B[64x16 s8], B as 16 rows of 16
+/// column quads (VNNI); 16 cycles per instruction, 8 tile registers.
+def AMX_I8_16x16x64_I32
+    : PBMatrixUnit<"llvm.x86.tdpbssd.internal", 16, 16, 64, I8, I8, I32,
+                   ThreadScope, TileRegisters, AMXTileMul> {
+  let Requires = [FeatureAMXInt8];
   let LatencyCycles = 16;
   let OperandRegisters = 8;
 }

@@ -12,8 +12,9 @@
 //
 // Per-core convention as in X86_64_V3.td: peaks and bandwidths are for one
 // core at ClockMHz, DRAM bandwidth is the socket's divided by its cores. The
-// generated code is x86-64-v4 code (LLVMCPU) plus AMX-TILE and AMX-BF16
-// (LLVMFeatures), which bf16 contractions run on (AMX_BF16_16x16x32_F32);
+// generated code is x86-64-v4 code (LLVMCPU) plus AMX-TILE, AMX-BF16 and
+// AMX-INT8 (LLVMFeatures), which bf16 and int8 contractions run on
+// (AMX_BF16_16x16x32_F32, AMX_I8_16x16x64_I32);
 // AVX512-FP16 is used only to recognize the part as a host.
 //
 // What sets it apart from X86_64_V4.td (an AMD Zen 4 core) for the
@@ -92,10 +93,10 @@ def SapphireRapids : PBChip<"cpu-sapphire-rapids", CPU> {
 
   let LLVMTriple = "x86_64-unknown-linux-gnu";
   let LLVMCPU = "x86-64-v4";
-  let LLVMFeatures = "+amx-tile,+amx-bf16";
+  let LLVMFeatures = "+amx-tile,+amx-bf16,+amx-int8";
 
   let Features = [FeatureFMA, FeatureAVX2, FeatureF16C, FeatureAVX512,
-                  FeatureAMXBF16];
+                  FeatureAMXBF16, FeatureAMXInt8];
   let ClockMHz = 2000;                         // Platinum 8480+ base [ARK]
   let VectorWidthBits = 512;
 
@@ -107,14 +108,16 @@ def SapphireRapids : PBChip<"cpu-sapphire-rapids", CPU> {
   let MatrixUnits = [VFMA_F32_1x16x1_F32, VFMA_F32_1x8x1_F32,
                      VFMA_BF16_1x16x1_F32, VFMA_BF16_1x8x1_F32,
                      VFMA_F16_1x16x1_F32, VFMA_F16_1x8x1_F32,
-                     AMX_BF16_16x16x32_F32];
+                     AMX_BF16_16x16x32_F32, AMX_I8_16x16x64_I32];
 
   // Per core, GFLOP/s: two 512-bit FMAs per clock [OPT].
   let PeakCompute = [
     PBPeakCompute<F32, "vector", 128>,         // 16 x 2 x 2 x 2.0
     PBPeakCompute<F64, "vector", 64>,          // 8 x 2 x 2 x 2.0
     // One 16x16x32 TDPBF16PS per 16 cycles: 1024 flop/clock x 2.0 [OPT].
-    PBPeakCompute<BF16, "matrix", 2048>
+    PBPeakCompute<BF16, "matrix", 2048>,
+    // One 16x16x64 TDPBSSD per 16 cycles: 2048 op/clock x 2.0 [OPT].
+    PBPeakCompute<I8, "matrix", 4096>
   ];
   // Estimate, as for x86-64-v3: parallel-region fork/join; not a vendor
   // figure.
@@ -125,5 +128,5 @@ def SapphireRapids : PBChip<"cpu-sapphire-rapids", CPU> {
   let HostCPUFeatures = ["avx", "avx2", "bmi", "bmi2", "f16c", "fma",
                          "lzcnt", "movbe", "xsave", "avx512f", "avx512bw",
                          "avx512cd", "avx512dq", "avx512vl", "avx512fp16",
-                         "amx-tile", "amx-bf16"];
+                         "amx-tile", "amx-bf16", "amx-int8"];
 }

@@ -107,3 +107,46 @@ func.func @batch_transposed(%a: memref<4x48x64xbf16>, %b: memref<4x64x64xbf16>,
       outs(%c : memref<4x48x64xf32>)
   return
 }
+
+// -----
+
+// A convolution: K runs over (kh, kw, c), flattened in that order; A is
+// packed through its window map (an im2col copy), B through K's
+// delinearized pairs.
+// EXPLAIN: linalg.conv_2d_nhwc_hwcf MxNxK 32x24x144 -> AMX_BF16_16x16x32_F32 tiles
+// CHECK-LABEL: func.func @conv
+// CHECK: memref.alloc() {{.*}} : memref<32x192xbf16>
+// CHECK: memref.expand_shape %{{.*}} {{\[}}[0, 1, 2], [3, 4, 5]] output_shape [2, 4, 4, 3, 3, 16]
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<2x9x9x16xbf16>) outs(%{{.*}} : memref<2x4x4x3x3x16xbf16, strided<[3072, 768, 192, 48, 16, 1]>>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<3x3x16x24xbf16>) outs(%{{.*}} : memref<72x24x2xbf16, strided<[96, 2, 1]>>)
+// CHECK: amx.tile_mulf
+func.func @conv(%in: memref<2x9x9x16xbf16>, %f: memref<3x3x16x24xbf16>,
+                %out: memref<2x4x4x24xf32>) {
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>,
+                            strides = dense<2> : tensor<2xi64>}
+      ins(%in, %f : memref<2x9x9x16xbf16>, memref<3x3x16x24xbf16>)
+      outs(%out : memref<2x4x4x24xf32>)
+  return
+}
+
+// -----
+
+// int8 x int8 -> int32 on the chip's int8 unit: K in quads (16 rows of 16
+// column quads per B tile), signed products (tile_muli: tdpbssd).
+// EXPLAIN: linalg.matmul MxNxK 64x64x128 -> AMX_I8_16x16x64_I32 tiles, 2x2 accumulator tiles of 16x16 per block, KC=128
+// CHECK-LABEL: func.func @matmul_i8
+// CHECK: memref.alloc() {{.*}} : memref<64x192xi8>
+// CHECK: memref.alloc() {{.*}} : memref<64x80xi32>
+// CHECK: %[[BP:.*]] = memref.alloc() {{.*}} : memref<32x80x4xi8>
+// CHECK: memref.collapse_shape %[[BP]] {{\[}}[0], [1, 2]] : memref<32x80x4xi8> into memref<32x320xi8>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<128x64xi8>) outs(%{{.*}} : memref<32x64x4xi8, strided<[320, 4, 1]>>)
+// CHECK: amx.tile_load {{.*}} into !amx.tile<16x64xi8>
+// CHECK: amx.tile_muli {{.*}} : !amx.tile<16x64xi8>, !amx.tile<16x64xi8>, !amx.tile<16x16xi32>
+// CHECK: linalg.generic
+// CHECK: arith.addi
+func.func @matmul_i8(%a: memref<64x128xi8>, %b: memref<128x64xi8>,
+                     %c: memref<64x64xi32>) {
+  linalg.matmul ins(%a, %b : memref<64x128xi8>, memref<128x64xi8>)
+                outs(%c : memref<64x64xi32>)
+  return
+}

@@ -84,3 +84,35 @@ def test_train_peak_step_memory():
         import pytest
         pytest.skip("no /proc/self/clear_refs peak reset here")
     assert 60 <= mib < 400
+
+
+def test_kernels_report_gflops_speedups_and_failures():
+    from polyblocks.bench import kernel_suite
+    args = argparse.Namespace(baselines=["eager", "inductor"], dtypes=["f32", "bf16"])
+    rows = [
+        {"case": "gemm512", "dtype": "bf16", "polyblocks_ms": 1.0, "polyblocks_gflops": 268.4,
+         "eager_ms": 2.0, "eager_gflops": 134.2, "inductor_failed": "RuntimeError: boom",
+         "polyblocks_error": 2e-3, "accurate": True},
+        {"case": "gemm1024", "dtype": "bf16", "polyblocks_ms": 4.0, "polyblocks_gflops": 537.0,
+         "eager_ms": 2.0, "eager_gflops": 1074.0, "polyblocks_error": 0.5,
+         "accurate": False},
+    ]
+    lines = kernel_suite.report(rows, args).splitlines()
+    assert lines[2].startswith("| gemm512 | bf16 | 268 | 134 | RuntimeError: boom | 2.00x | — |")
+    assert lines[3].rstrip().endswith("| 5.0e-01 | FAIL |")
+    # Geomeans per dtype over the cases both engines ran: sqrt(2 * 0.5).
+    f32, bf16 = lines[4], lines[5]
+    assert "| f32 |" in f32 and "x**" not in f32
+    assert "| bf16 |" in bf16 and "**1.00x**" in bf16
+
+
+def test_kernels_cases_and_flops():
+    import torch
+    from polyblocks.bench import kernel_suite
+    fn, inputs, flops = kernel_suite.build("linear_128x768x3072", torch.bfloat16)
+    assert [tuple(t.shape) for t in inputs] == [(128, 3072), (768, 3072)]
+    assert flops == 2.0 * 128 * 768 * 3072
+    assert tuple(fn(*inputs).shape) == (128, 768)
+    fn, inputs, flops = kernel_suite.build("conv3x3_64", torch.float32)
+    assert tuple(fn(*inputs).shape) == (8, 64, 56, 56)
+    assert flops == 2.0 * 8 * 56 * 56 * 64 * 64 * 9

@@ -12,6 +12,7 @@
 // accumulator tile; tiles are loaded from memory rows with a stride.
 //
 //   pack A -> Ap[batch][Mp][Kp]            (zeros past M and K; a generic)
+//                                          (K: a convolution's (kh, kw, c))
 //   pack B -> Bp[batch][Kp/V][Np][V]       (V = 4 bytes / element; generic)
 //   parallel (batch, M blocks of MC, N blocks of NC):
 //     for kc in [0, Kp) step KC:           KC: most or all of K
@@ -98,10 +99,11 @@ public:
 
 private:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  /// `mem`'s leading region of `sizes` (a view), then its dimension `dim`
-  /// split into `split` (the M loops), unless that is one dimension.
-  Value region(Value mem, ArrayRef<int64_t> sizes, unsigned dim,
-               ArrayRef<int64_t> split);
+  /// `mem`'s leading region of `sizes` (a view), then its dimensions
+  /// `splits` maps split into the extents it maps them to (the M loops, the
+  /// K loops).
+  using Split = std::pair<unsigned, ArrayRef<int64_t>>;
+  Value region(Value mem, ArrayRef<int64_t> sizes, ArrayRef<Split> splits);
   /// A generic over loops of `domain` sizes that stores `input` (read
   /// through `inputMap`) into `output` (identity map), combined by `body`.
   void
@@ -147,6 +149,20 @@ private:
   /// L1 set and evict each other.
   int64_t padA = 0, padB = 0, padC = 0;
   SmallVector<int64_t> batchSizes;
+  /// The K loops, flattened row-major in this order into the GEMM's K (a
+  /// convolution's kh, kw, c: the outer ones, then A's innermost), and
+  /// their extents.
+  SmallVector<unsigned> kLoops;
+  SmallVector<int64_t> kSizes;
+  /// Sets `exprs`' K loops from `flat`, an expression of the flattened K.
+  void setKExprs(SmallVector<AffineExpr> &exprs, AffineExpr flat) {
+    int64_t inner = 1;
+    for (int i = kLoops.size() - 1; i >= 0; --i) {
+      AffineExpr e = inner == 1 ? flat : flat.floorDiv(inner);
+      exprs[kLoops[i]] = i == 0 ? e : e % kSizes[i];
+      inner *= kSizes[i];
+    }
+  }
 };
 } // namespace
 
@@ -156,15 +172,18 @@ std::string TileGemmBuilder::check() {
     if (!type || !type.hasStaticShape())
       return "an operand has a dynamic shape";
   }
-  for (unsigned d : dims.kOuter)
-    if (ranges[d] != 1)
-      return "K spans several loops (a convolution's window)";
   if (!dims.nOuter.empty() || !dims.kFlat.empty())
     return "N or K is flattened over several loops";
   for (unsigned d : dims.m)
     m *= ranges[d];
   n = ranges[dims.n];
-  k = ranges[dims.kInner];
+  kLoops.assign(dims.kOuter.begin(), dims.kOuter.end());
+  kLoops.push_back(dims.kInner);
+  k = 1;
+  for (unsigned d : kLoops) {
+    kSizes.push_back(ranges[d]);
+    k *= ranges[d];
+  }
   int64_t elemBits = cast<MemRefType>(op.getDpsInputOperand(0)->get().getType())
                          .getElementTypeBitWidth();
   vnni = 32 / elemBits;
@@ -183,8 +202,8 @@ std::string TileGemmBuilder::check() {
   return "";
 }
 
-Value TileGemmBuilder::region(Value mem, ArrayRef<int64_t> sizes, unsigned dim,
-                              ArrayRef<int64_t> split) {
+Value TileGemmBuilder::region(Value mem, ArrayRef<int64_t> sizes,
+                              ArrayRef<Split> splits) {
   auto type = cast<MemRefType>(mem.getType());
   SmallVector<OpFoldResult> offsets(sizes.size(), b.getIndexAttr(0));
   SmallVector<OpFoldResult> sizeAttrs, strides(sizes.size(), b.getIndexAttr(1));
@@ -194,14 +213,17 @@ Value TileGemmBuilder::region(Value mem, ArrayRef<int64_t> sizes, unsigned dim,
       memref::SubViewOp::inferResultType(type, offsets, sizeAttrs, strides));
   Value view =
       memref::SubViewOp::create(b, viewType, mem, offsets, sizeAttrs, strides);
-  if (split.size() <= 1)
+  if (llvm::all_of(splits,
+                   [](auto &entry) { return entry.second.size() <= 1; }))
     return view;
   SmallVector<ReassociationIndices> reassociation;
   SmallVector<int64_t> shape;
   for (unsigned i = 0; i < sizes.size(); ++i) {
     ReassociationIndices group;
-    if (i == dim) {
-      for (int64_t s : split) {
+    const Split *split = llvm::find_if(
+        splits, [&](const Split &candidate) { return candidate.first == i; });
+    if (split != splits.end()) {
+      for (int64_t s : split->second) {
         group.push_back(shape.size());
         shape.push_back(s);
       }
@@ -279,7 +301,14 @@ void TileGemmBuilder::emitKBlock(Value ap, Value bp, Value cp,
     for (int64_t r = 0; r < mt; ++r)
       for (int64_t c = 0; c < nt; ++c)
         acc[r * nt + c] =
-            amx::TileMulFOp::create(b, cTile, as[r], bs[c], acc[r * nt + c]);
+            isa<FloatType>(aElem)
+                ? amx::TileMulFOp::create(b, cTile, as[r], bs[c],
+                                          acc[r * nt + c])
+                      .getResult()
+                // Signed operands, as linalg's i8 contractions extend them.
+                : amx::TileMulIOp::create(b, cTile, as[r], bs[c],
+                                          acc[r * nt + c])
+                      .getResult();
   }
   for (int64_t r = 0; r < mt; ++r)
     for (int64_t c = 0; c < nt; ++c)
@@ -292,7 +321,8 @@ bool TileGemmBuilder::packBRows(Value bMem, Value bRows, StringAttr level) {
   OpOperand *bOperand = op.getDpsInputOperand(1);
   AffineMap mapB = op.getMatchingIndexingMap(bOperand);
   auto last = dyn_cast<AffineDimExpr>(mapB.getResult(mapB.getNumResults() - 1));
-  if (vnni != 2 || !last || last.getPosition() != dims.n)
+  if (vnni != 2 || !last || last.getPosition() != dims.n ||
+      llvm::any_of(dims.kOuter, [&](unsigned d) { return ranges[d] != 1; }))
     return false;
   for (AffineExpr e : mapB.getResults().drop_back())
     if (e.isFunctionOfDim(dims.n))
@@ -374,13 +404,19 @@ memref::GlobalOp TileGemmBuilder::packConstantB(memref::GlobalOp source,
   size_t elemBytes = bType.getElementTypeBitWidth() / 8;
   SmallVector<int64_t> shape{kp / vnni, (np + padB) * vnni};
   std::vector<char> packed(shape[0] * shape[1] * elemBytes, 0);
-  for (int64_t kk = 0; kk < k; ++kk)
+  for (int64_t kk = 0; kk < k; ++kk) {
+    int64_t kOffset = 0;
+    for (int64_t i = kLoops.size() - 1, rest = kk; i >= 0; --i) {
+      kOffset += (rest % kSizes[i]) * stride[kLoops[i]];
+      rest /= kSizes[i];
+    }
     for (int64_t nn = 0; nn < n; ++nn) {
-      int64_t from = kk * stride[dims.kInner] + nn * stride[dims.n];
+      int64_t from = kOffset + nn * stride[dims.n];
       int64_t to = (kk / vnni) * shape[1] + nn * vnni + kk % vnni;
       std::memcpy(packed.data() + to * elemBytes,
                   data.data() + from * elemBytes, elemBytes);
     }
+  }
   auto packedType = MemRefType::get(shape, bType.getElementType());
   auto tensorType = RankedTensorType::get(shape, bType.getElementType());
   OpBuilder builder(source);
@@ -493,21 +529,23 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
   if (mp != m || kp != k)
     linalg::FillOp::create(b, ValueRange{zero}, ValueRange{ap});
   {
-    unsigned count = nb + dims.m.size() + 1;
+    unsigned count = nb + dims.m.size() + kLoops.size();
     SmallVector<AffineExpr> exprs(numLoops, getAffineConstantExpr(0, ctx));
     for (auto [i, d] : llvm::enumerate(dims.batch))
       exprs[d] = getAffineDimExpr(i, ctx);
     for (auto [i, d] : llvm::enumerate(dims.m))
       exprs[d] = getAffineDimExpr(nb + i, ctx);
-    exprs[dims.kInner] = getAffineDimExpr(count - 1, ctx);
+    for (auto [i, d] : llvm::enumerate(kLoops))
+      exprs[d] = getAffineDimExpr(nb + dims.m.size() + i, ctx);
     SmallVector<int64_t> domain(batchSizes);
     domain.append(mSizes);
-    domain.push_back(k);
+    domain.append(kSizes);
     copyGeneric(domain, aMem,
                 remap(op.getMatchingIndexingMap(op.getDpsInputOperand(0)),
                       exprs, count),
-                region(ap, shapeWith({m, k}), nb, mSizes), identity(count),
-                pass);
+                region(ap, shapeWith({m, k}),
+                       {Split(nb, mSizes), Split(nb + 1, kSizes)}),
+                identity(count), pass);
   }
   // Pack B over (batch..., k / V, n, V), or read it packed at compile time.
   memref::GlobalOp bSource = symbols ? constantB() : nullptr;
@@ -534,15 +572,15 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
       SmallVector<AffineExpr> exprs(numLoops, getAffineConstantExpr(0, ctx));
       for (auto [i, d] : llvm::enumerate(dims.batch))
         exprs[d] = getAffineDimExpr(i, ctx);
-      exprs[dims.kInner] =
-          getAffineDimExpr(nb, ctx) * vnni + getAffineDimExpr(nb + 2, ctx);
+      setKExprs(exprs, getAffineDimExpr(nb, ctx) * vnni +
+                           getAffineDimExpr(nb + 2, ctx));
       exprs[dims.n] = getAffineDimExpr(nb + 1, ctx);
       SmallVector<int64_t> domain(batchSizes);
       domain.append({k / vnni, n, vnni});
       copyGeneric(domain, bMem,
                   remap(op.getMatchingIndexingMap(op.getDpsInputOperand(1)),
                         exprs, count),
-                  region(bp, shapeWith({k / vnni, n, vnni}), nb, {}),
+                  region(bp, shapeWith({k / vnni, n, vnni}), {}),
                   identity(count), pass);
     }
   }
@@ -593,15 +631,19 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
     SmallVector<int64_t> domain(batchSizes);
     domain.append(mSizes);
     domain.push_back(n);
-    bool zeroFill = fill && matchPattern(fill, m_AnyZeroFloat());
+    bool zeroFill = fill && (matchPattern(fill, m_AnyZeroFloat()) ||
+                             matchPattern(fill, m_Zero()));
     copyGeneric(
-        domain, region(cp, shapeWith({m, n}), nb, mSizes), identity(count),
-        cMem,
+        domain, region(cp, shapeWith({m, n}), {Split(nb, mSizes)}),
+        identity(count), cMem,
         remap(op.getMatchingIndexingMap(op.getDpsInitOperand(0)), exprs, count),
         [&](OpBuilder &nb2, Location loc, Value sum, Value old) -> Value {
           if (zeroFill)
             return sum;
-          return arith::AddFOp::create(nb2, loc, sum, fill ? fill : old);
+          Value base = fill ? fill : old;
+          if (isa<FloatType>(sum.getType()))
+            return arith::AddFOp::create(nb2, loc, sum, base);
+          return arith::AddIOp::create(nb2, loc, sum, base);
         });
   }
   memref::DeallocOp::create(b, ap);

@@ -349,14 +349,19 @@ def main(argv=None) -> int:
                                       for a, b in zip(argv, argv[1:])):
         from . import sweep
         return sweep.main(argv)
+    if "--suite=kernels" in argv or any(a == "--suite" and b == "kernels"
+                                        for a, b in zip(argv, argv[1:])):
+        from . import kernel_suite
+        return kernel_suite.main(argv)
     p = argparse.ArgumentParser(prog="python -m polyblocks.bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--suite", required=True,
-                   choices=["models", "gpu", "compile", "jax", "tf", "sweep", "train"],
+                   choices=["models", "gpu", "compile", "jax", "tf", "sweep", "train",
+                            "kernels"],
                    help="models: this docstring; gpu: see --suite gpu --help; "
                    "compile: see --suite compile --help; jax: see --suite jax --help; "
                    "tf: see --suite tf --help; train: see --suite train --help; "
-                   "sweep: see --suite sweep --help")
+                   "sweep: see --suite sweep --help; kernels: see --suite kernels --help")
     p.add_argument("--target", default="cpu-host")
     p.add_argument("--baseline", default="eager,inductor",
                    help="comma-separated: eager, inductor")

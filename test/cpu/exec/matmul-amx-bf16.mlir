@@ -11,7 +11,7 @@
 // AMX_BF16_16x16x32_F32), at sizes that are no multiple of a tile, with a
 // fill, an accumulation into C and an epilogue, against the reference
 // lowering (f32 sums of the same bf16 products, in another order).
-// EXPLAIN-COUNT-4: -> AMX_BF16_16x16x32_F32 tiles
+// EXPLAIN-COUNT-5: -> AMX_BF16_16x16x32_F32 tiles
 // ASM: ldtilecfg
 // ASM: tdpbf16ps
 // ASM: __pb_request_tile_registers
@@ -19,6 +19,7 @@
 // CHECK: OK accumulate: 2048 values match the reference
 // CHECK: OK linear_gelu: 3072 values match the reference
 // CHECK: OK batched: 8192 values match the reference
+// CHECK: OK conv: 768 values match the reference
 
 // K = 3000: two K blocks, the second reading the accumulators back.
 func.func @odd(%a: tensor<33x3000xbf16>, %b: tensor<3000x47xbf16>) -> tensor<33x47xf32> {
@@ -71,4 +72,16 @@ func.func @batched(%a: tensor<4x64x32xbf16>, %b: tensor<4x32x32xbf16>) -> tensor
   %r = linalg.batch_matmul ins(%a, %b : tensor<4x64x32xbf16>, tensor<4x32x32xbf16>)
                            outs(%f : tensor<4x64x32xf32>) -> tensor<4x64x32xf32>
   return %r : tensor<4x64x32xf32>
+}
+
+// A stride-2 3x3 convolution, K = (kh, kw, c) = 144.
+func.func @conv(%in: tensor<2x9x9x16xbf16>, %f: tensor<3x3x16x24xbf16>) -> tensor<2x4x4x24xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x4x24xf32>
+  %o = linalg.fill ins(%z : f32) outs(%e : tensor<2x4x4x24xf32>) -> tensor<2x4x4x24xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>,
+                                 strides = dense<2> : tensor<2xi64>}
+      ins(%in, %f : tensor<2x9x9x16xbf16>, tensor<3x3x16x24xbf16>)
+      outs(%o : tensor<2x4x4x24xf32>) -> tensor<2x4x4x24xf32>
+  return %r : tensor<2x4x4x24xf32>
 }

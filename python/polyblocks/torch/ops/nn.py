@@ -38,6 +38,13 @@ def _mm(cx, x, y):
     return _matmul(cx.b, x, y, cx.dtype, False)
 
 
+@register(aten._int_mm.default)
+def _int_mm(cx, x, y):
+    """torch._int_mm: int8 x int8 -> int32, linalg.matmul sign-extending its
+    i8 operands into the i32 accumulator."""
+    return _matmul(cx.b, x, y, torch.int32, False)
+
+
 @register(aten.bmm.default)
 def _bmm(cx, x, y):
     return _matmul(cx.b, x, y, cx.dtype, True)

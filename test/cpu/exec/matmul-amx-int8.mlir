@@ -1,0 +1,33 @@
+// REQUIRES: host-amx-int8
+// RUN: pb-compile %s --target=cpu-sapphire-rapids -o %t.opt
+// RUN: pb-compile %s --target=cpu-sapphire-rapids --options=pipeline=reference -o %t.ref
+// RUN: pb-run %t.opt --check-against=%t.ref --rtol=0 --atol=0 | FileCheck %s
+// RUN: pb-opt %s --target=cpu-sapphire-rapids --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: python3 -c "import sys; sys.path.insert(0, sys.argv[1]); import artifact_file as a; open(sys.argv[3], 'wb').write(a.split(open(sys.argv[2], 'rb').read())[1])" %pb_test_lib %t.opt %t.opt.so
+// RUN: llvm-objdump -d %t.opt.so | FileCheck %s --check-prefix=ASM
+//
+// int8 x int8 -> int32 (torch._int_mm) on AMX (cpu-sapphire-rapids'
+// AMX_I8_16x16x64_I32, tdpbssd), exactly equal to the reference lowering,
+// at sizes that are no multiple of a tile and with K over two K blocks.
+// EXPLAIN-COUNT-2: -> AMX_I8_16x16x64_I32 tiles
+// ASM: tdpbssd
+// CHECK: OK odd: 1551 values match the reference
+// CHECK: OK long_k: 4096 values match the reference
+
+func.func @odd(%a: tensor<33x200xi8>, %b: tensor<200x47xi8>) -> tensor<33x47xi32> {
+  %z = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<33x47xi32>
+  %f = linalg.fill ins(%z : i32) outs(%e : tensor<33x47xi32>) -> tensor<33x47xi32>
+  %r = linalg.matmul ins(%a, %b : tensor<33x200xi8>, tensor<200x47xi8>)
+                     outs(%f : tensor<33x47xi32>) -> tensor<33x47xi32>
+  return %r : tensor<33x47xi32>
+}
+
+func.func @long_k(%a: tensor<64x6000xi8>, %b: tensor<6000x64xi8>) -> tensor<64x64xi32> {
+  %z = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<64x64xi32>
+  %f = linalg.fill ins(%z : i32) outs(%e : tensor<64x64xi32>) -> tensor<64x64xi32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x6000xi8>, tensor<6000x64xi8>)
+                     outs(%f : tensor<64x64xi32>) -> tensor<64x64xi32>
+  return %r : tensor<64x64xi32>
+}
