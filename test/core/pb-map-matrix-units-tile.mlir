@@ -86,14 +86,18 @@ func.func @refused(%a: memref<64x129xbf16>, %b: memref<129x64xbf16>,
 // -----
 
 // Batch loops index the packed buffers and are tasks beside the M and N
-// blocks; B read transposed (x @ W^T) packs through a generic over its
-// own map.
+// blocks; B stored (N, K) (x @ W^T, k of attention scores) is read as
+// 32-bit pairs along K, 16 x 16 of them transposed in registers.
 // EXPLAIN: linalg.batch_matmul MxNxK 48x64x64 -> AMX_BF16_16x16x32_F32 tiles
 // CHECK-LABEL: func.func @batch_transposed
 // CHECK-DAG: memref.alloc() {{.*}} : memref<4x64x96xbf16>
 // CHECK-DAG: memref.alloc() {{.*}} : memref<4x64x80xf32>
 // CHECK: memref.alloc() {{.*}} : memref<4x32x80x2xbf16>
-// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<4x64x64xbf16>) outs(%{{.*}} : memref<4x32x64x2xbf16, strided<[5120, 160, 2, 1]>>)
+// CHECK: scf.parallel
+// CHECK-COUNT-16: vector.transfer_read %{{.*}} : memref<4x64x64xbf16>, vector<32xbf16>
+// CHECK: vector.bitcast %{{.*}} : vector<32xbf16> to vector<16xi32>
+// CHECK-COUNT-64: vector.shuffle
+// CHECK-COUNT-16: vector.transfer_write %{{.*}} : vector<32xbf16>, memref<4x32x160xbf16>
 // CHECK: scf.parallel
 // CHECK: amx.tile_load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<4x32x160xbf16> into !amx.tile<16x32xbf16>
 // CHECK: amx.tile_mulf

@@ -363,7 +363,7 @@ void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jp, Value jc,
       square.push_back(widen(
           vector::LoadOp::create(b, vecType, bMem, indices(bOperand, loops))));
     }
-    transposeSquare(square);
+    transposeSquare(b, square);
     for (int64_t t = 0; t < p.lanes; ++t)
       vector::StoreOp::create(
           b, square[t], bp,
@@ -440,7 +440,7 @@ void GemmBuilder::packWholeB(Value bp, Value jp, Value jc) {
           b, vecType, rows,
           ValueRange{b.createOrFold<arith::AddIOp>(squareColumn, idx(i)),
                      q0})));
-    transposeSquare(square);
+    transposeSquare(b, square);
     for (int64_t t = 0; t < p.lanes; ++t)
       vector::StoreOp::create(
           b, square[t], bp, ValueRange{dest[t].first, jp, dest[t].second, v0});
@@ -463,7 +463,7 @@ void GemmBuilder::packWholeB(Value bp, Value jp, Value jc) {
 /// Transposes the square `rows` (lanes vectors of lanes elements, lanes a
 /// power of two) in place: log2(lanes) rounds of two-source shuffles, each
 /// swapping the off-diagonal s x s blocks of every 2s x 2s block.
-void GemmBuilder::transposeSquare(SmallVector<Value> &rows) {
+void transposeSquare(ImplicitLocOpBuilder &b, SmallVector<Value> &rows) {
   int64_t n = rows.size();
   for (int64_t s = 1; s < n; s *= 2) {
     SmallVector<int64_t> lowMask, highMask;

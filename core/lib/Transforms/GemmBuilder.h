@@ -178,6 +178,10 @@ std::string buildTileGemm(linalg::LinalgOp op, const GemmDims &dims,
                           Value fill, StringAttr level, SymbolTable *symbols,
                           memref::GlobalOp &packedSource);
 
+/// Transposes the n x n matrix whose rows are the n-lane vectors `rows` in
+/// registers: log2(n) rounds of two shuffles per pair of rows.
+void transposeSquare(ImplicitLocOpBuilder &b, SmallVector<Value> &rows);
+
 class GemmBuilder {
 public:
   GemmBuilder(linalg::LinalgOp op, const GemmDims &dims, const GemmPlan &plan)
@@ -268,7 +272,6 @@ private:
   Value setKBlock(SmallVector<Value> &loops, Value kb, int64_t pcBlocks);
   /// The (panels, KC, NR) view of K block `kb` of the packed B `bp`.
   Value kBlockOf(Value bp, Value kb);
-  void transposeSquare(SmallVector<Value> &rows);
   /// `memref` with the M dimensions starting at `first` collapsed into one
   /// (see contiguousRows).
   Value collapseDims(Value memref, unsigned first);

@@ -125,6 +125,12 @@ private:
   /// where B's innermost index is the N loop alone and V is 2; returns false
   /// (and emits nothing) otherwise.
   bool packBRows(Value bMem, Value bRows, StringAttr level);
+  /// Packs B into `bRows` where B's innermost index is the K loop alone
+  /// (x @ W^T, k^T of attention scores): B read as 32-bit groups of V
+  /// elements along K, lanes x lanes of them transposed in registers, in
+  /// tasks over (batch..., blocks of `lanes` groups). Only where N and
+  /// K / V are multiples of the lanes; returns false otherwise.
+  bool packBTransposed(Value bMem, Value bRows, StringAttr level);
   /// The constant global whose values are B, when its indices are plain
   /// loops other than the batch loops; else null.
   memref::GlobalOp constantB();
@@ -377,6 +383,65 @@ bool TileGemmBuilder::packBRows(Value bMem, Value bRows, StringAttr level) {
   return true;
 }
 
+bool TileGemmBuilder::packBTransposed(Value bMem, Value bRows,
+                                      StringAttr level) {
+  OpOperand *bOperand = op.getDpsInputOperand(1);
+  AffineMap mapB = op.getMatchingIndexingMap(bOperand);
+  auto last = dyn_cast<AffineDimExpr>(mapB.getResult(mapB.getNumResults() - 1));
+  int64_t lanes = chip.vectorWidthBits / 32;
+  if (!last || last.getPosition() != dims.kInner || lanes < 2 ||
+      n % lanes != 0 || (k / vnni) % lanes != 0 ||
+      llvm::any_of(dims.kOuter, [&](unsigned d) { return ranges[d] != 1; }))
+    return false;
+  for (AffineExpr e : mapB.getResults().drop_back())
+    if (e.isFunctionOfDim(dims.kInner))
+      return false;
+  Type elem = cast<MemRefType>(bMem.getType()).getElementType();
+  auto groupsType = VectorType::get({lanes * vnni}, elem);
+  auto wordsType = VectorType::get({lanes}, b.getI32Type());
+  unsigned nb = batchSizes.size();
+  OpBuilder::InsertionGuard guard(b);
+  SmallVector<Value> lowers, uppers, steps;
+  for (int64_t s : batchSizes)
+    uppers.push_back(idx(s));
+  uppers.push_back(idx(k / vnni / lanes));
+  lowers.assign(uppers.size(), idx(0));
+  steps.assign(uppers.size(), idx(1));
+  auto par = scf::ParallelOp::create(b, lowers, uppers, steps);
+  par->setAttr(PBDialect::kLevelAttrName, level);
+  b.setInsertionPointToStart(par.getBody());
+  SmallVector<Value> ivs = llvm::to_vector(par.getInductionVars());
+  Value group0 = b.createOrFold<arith::MulIOp>(ivs[nb], idx(lanes));
+  auto columns = scf::ForOp::create(b, idx(0), idx(n), idx(lanes));
+  b.setInsertionPointToStart(columns.getBody());
+  Value column0 = columns.getInductionVar();
+  Value zero = arith::ConstantOp::create(b, elem, b.getZeroAttr(elem));
+  // Row r of the square: B's column n0 + r, K groups [g0, g0 + lanes).
+  SmallVector<Value> square;
+  for (int64_t r = 0; r < lanes; ++r) {
+    SmallVector<Value> loops(op.getNumLoops(), idx(0));
+    for (auto [i, d] : llvm::enumerate(dims.batch))
+      loops[d] = ivs[i];
+    loops[dims.kInner] = b.createOrFold<arith::MulIOp>(group0, idx(vnni));
+    loops[dims.n] = b.createOrFold<arith::AddIOp>(column0, idx(r));
+    SmallVector<Value> index = applyIndexingMap(b, b.getLoc(), mapB, loops);
+    Value groups = vector::TransferReadOp::create(b, groupsType, bMem, index,
+                                                  zero, ArrayRef<bool>{true});
+    square.push_back(vector::BitCastOp::create(b, wordsType, groups));
+  }
+  transposeSquare(b, square);
+  // Row j: K group g0 + j of the columns [n0, n0 + lanes), a row of Bp.
+  for (int64_t j = 0; j < lanes; ++j) {
+    SmallVector<Value> out(ivs.begin(), ivs.begin() + nb);
+    out.push_back(b.createOrFold<arith::AddIOp>(group0, idx(j)));
+    out.push_back(b.createOrFold<arith::MulIOp>(column0, idx(vnni)));
+    vector::TransferWriteOp::create(
+        b, vector::BitCastOp::create(b, groupsType, square[j]), bRows, out,
+        ArrayRef<bool>{true});
+  }
+  return true;
+}
+
 memref::GlobalOp TileGemmBuilder::constantB() {
   OpOperand *bOperand = op.getDpsInputOperand(1);
   for (AffineExpr e : op.getMatchingIndexingMap(bOperand).getResults()) {
@@ -566,8 +631,10 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
     collapse.push_back({int64_t(nb + 1), int64_t(nb + 2)});
     bRows = memref::CollapseShapeOp::create(b, bp, collapse);
     // Two of B's rows at a time, interleaved in registers, where its rows
-    // run along N; else a generic over (batch..., k / V, n, V).
-    if (!packBRows(bMem, bRows, level)) {
+    // run along N; squares of K groups x columns transposed in registers
+    // where they run along K; else a generic over (batch..., k / V, n, V).
+    if (!packBRows(bMem, bRows, level) &&
+        !packBTransposed(bMem, bRows, level)) {
       unsigned count = nb + 3;
       SmallVector<AffineExpr> exprs(numLoops, getAffineConstantExpr(0, ctx));
       for (auto [i, d] : llvm::enumerate(dims.batch))

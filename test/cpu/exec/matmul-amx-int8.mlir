@@ -9,10 +9,11 @@
 // int8 x int8 -> int32 (torch._int_mm) on AMX (cpu-sapphire-rapids'
 // AMX_I8_16x16x64_I32, tdpbssd), exactly equal to the reference lowering,
 // at sizes that are no multiple of a tile and with K over two K blocks.
-// EXPLAIN-COUNT-2: -> AMX_I8_16x16x64_I32 tiles
+// EXPLAIN-COUNT-3: -> AMX_I8_16x16x64_I32 tiles
 // ASM: tdpbssd
 // CHECK: OK odd: 1551 values match the reference
 // CHECK: OK long_k: 4096 values match the reference
+// CHECK: OK transposed_b: 3072 values match the reference
 
 func.func @odd(%a: tensor<33x200xi8>, %b: tensor<200x47xi8>) -> tensor<33x47xi32> {
   %z = arith.constant 0 : i32
@@ -30,4 +31,18 @@ func.func @long_k(%a: tensor<64x6000xi8>, %b: tensor<6000x64xi8>) -> tensor<64x6
   %r = linalg.matmul ins(%a, %b : tensor<64x6000xi8>, tensor<6000x64xi8>)
                      outs(%f : tensor<64x64xi32>) -> tensor<64x64xi32>
   return %r : tensor<64x64xi32>
+}
+
+// x @ W^T: B's quads along K transposed in registers as 32-bit words.
+func.func @transposed_b(%x: tensor<48x256xi8>, %w: tensor<64x256xi8>) -> tensor<48x64xi32> {
+  %z = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<48x64xi32>
+  %f = linalg.fill ins(%z : i32) outs(%e : tensor<48x64xi32>) -> tensor<48x64xi32>
+  %r = linalg.matmul
+      indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                       affine_map<(m, n, k) -> (n, k)>,
+                       affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<48x256xi8>, tensor<64x256xi8>)
+      outs(%f : tensor<48x64xi32>) -> tensor<48x64xi32>
+  return %r : tensor<48x64xi32>
 }
