@@ -13,7 +13,11 @@
 //
 //   pack A -> Ap[batch][Mp][Kp]            (zeros past M and K; a generic)
 //                                          (K: a convolution's (kh, kw, c))
-//   pack B -> Bp[batch][Kp/V][Np][V]       (V = 4 bytes / element; generic)
+//   pack B -> Bp[batch][Kp/V][Np][V]       (V = 4 bytes / element: rows
+//                                          interleaved, or 32-bit groups
+//                                          transposed, in registers; else
+//                                          a generic; a constant B at
+//                                          compile time)
 //   parallel (batch, M blocks of MC, N blocks of NC):
 //     for kc in [0, Kp) step KC:           KC: most or all of K
 //       for j in the N block step NT x NU:
@@ -55,6 +59,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cstring>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::pb;
@@ -131,6 +136,13 @@ private:
   /// tasks over (batch..., blocks of `lanes` groups). Only where N and
   /// K / V are multiples of the lanes; returns false otherwise.
   bool packBTransposed(Value bMem, Value bRows, StringAttr level);
+  /// Whether the tiles read A itself: its indices are the batch loops, M
+  /// (one loop) and K (one loop of extent > 1) in that order, its layout is
+  /// the identity, M and K need no padding (Mp = M, Kp = K), and its rows
+  /// do not crowd one set of the innermost cache (`l1` bytes): a tile's 16
+  /// rows K x 2 bytes apart (K = 2048: 4 KiB) that start in fewer than
+  /// 16 / (ways / 2) distinct sets evict each other.
+  bool readsAInPlace(int64_t l1);
   /// The constant global whose values are B, when its indices are plain
   /// loops other than the batch loops; else null.
   memref::GlobalOp constantB();
@@ -442,6 +454,35 @@ bool TileGemmBuilder::packBTransposed(Value bMem, Value bRows,
   return true;
 }
 
+bool TileGemmBuilder::readsAInPlace(int64_t l1) {
+  OpOperand *aOperand = op.getDpsInputOperand(0);
+  auto aType = cast<MemRefType>(aOperand->get().getType());
+  if (!aType.getLayout().isIdentity() || mp != m || kp != k ||
+      dims.m.size() != 1 ||
+      llvm::any_of(dims.kOuter, [&](unsigned d) { return ranges[d] != 1; }))
+    return false;
+  SmallVector<unsigned> expected(dims.batch);
+  expected.append({dims.m.front(), dims.kInner});
+  std::optional<SmallVector<unsigned>> plain =
+      getPlainDims(op.getMatchingIndexingMap(aOperand));
+  if (!plain || *plain != expected)
+    return false;
+  const MemoryLevelDesc *cache = nullptr;
+  for (const MemoryLevelDesc &level : chip.memoryLevels)
+    if (level.kind == MemoryKind::Cache) {
+      cache = &level;
+      break;
+    }
+  int64_t ways = cache && cache->ways > 0 ? cache->ways : 8;
+  int64_t setSpan = l1 / ways;
+  int64_t rowBytes = k * aType.getElementTypeBitWidth() / 8;
+  // The rows of a tile start at setSpan / gcd(rowBytes, setSpan) distinct
+  // offsets of a set span, each in a set of its own.
+  int64_t positions =
+      std::min<int64_t>(unit.m, setSpan / std::gcd(rowBytes, setSpan));
+  return unit.m / positions <= ways / 2;
+}
+
 memref::GlobalOp TileGemmBuilder::constantB() {
   OpOperand *bOperand = op.getDpsInputOperand(1);
   for (AffineExpr e : op.getMatchingIndexingMap(bOperand).getResults()) {
@@ -579,7 +620,6 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
                                    b.getI64IntegerAttr(64))
         .getResult();
   };
-  Value ap = alloc(shapeWith({mp, kp + padA}), aElem);
   Value cp = alloc(shapeWith({mp, np + padC}), cElem);
   Value zero = arith::ConstantOp::create(b, aElem, b.getZeroAttr(aElem));
   auto identity = [&](unsigned count) {
@@ -587,13 +627,16 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
   };
   auto pass = [](OpBuilder &, Location, Value in, Value) { return in; };
 
-  // Pack A over (batch..., m..., k).
+  // A read in place where its rows are the tiles' rows (see readsAInPlace);
+  // else packed over (batch..., m..., k).
   SmallVector<int64_t> mSizes;
   for (unsigned d : dims.m)
     mSizes.push_back(ranges[d]);
-  if (mp != m || kp != k)
+  bool directA = readsAInPlace(l1);
+  Value ap = directA ? aMem : alloc(shapeWith({mp, kp + padA}), aElem);
+  if (!directA && (mp != m || kp != k))
     linalg::FillOp::create(b, ValueRange{zero}, ValueRange{ap});
-  {
+  if (!directA) {
     unsigned count = nb + dims.m.size() + kLoops.size();
     SmallVector<AffineExpr> exprs(numLoops, getAffineConstantExpr(0, ctx));
     for (auto [i, d] : llvm::enumerate(dims.batch))
@@ -713,19 +756,20 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
           return arith::AddIOp::create(nb2, loc, sum, base);
         });
   }
-  memref::DeallocOp::create(b, ap);
+  if (!directA)
+    memref::DeallocOp::create(b, ap);
   if (bp)
     memref::DeallocOp::create(b, bp);
   memref::DeallocOp::create(b, cp);
   return llvm::formatv("matrix units: {0} MxNxK {1}x{2}x{3} -> {4} tiles, "
                        "{5}x{6} accumulator tiles of {7}x{8} per block, "
-                       "KC={9}, MC={10}, NC={11}, {12} tasks; A packed, B "
+                       "KC={9}, MC={10}, NC={11}, {12} tasks; A {17}, B "
                        "{13} (in {14}-element groups along K), C through a "
                        "{15}x{16} buffer",
                        op->getName(), m, n, k, unit.name, mt, nt, unit.m,
                        unit.n, kc, mc, nc, tasks(),
                        bSource ? "packed at compile time" : "packed", vnni, mp,
-                       np)
+                       np, directA ? "read in place" : "packed")
       .str();
 }
 
