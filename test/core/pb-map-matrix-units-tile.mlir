@@ -168,3 +168,26 @@ func.func @aliasing_rows(%a: memref<32x2048xbf16>, %b: memref<2048x32xbf16>,
                 outs(%c : memref<32x32xf32>)
   return
 }
+
+// -----
+
+// Inside a task of an enclosing parallel loop (pb-fuse-attention's blocks
+// of rows), the FMA micro-kernel, which runs as one task.
+// EXPLAIN: matrix units: not on AMX_BF16_16x16x32_F32: inside a task of an enclosing parallel loop
+// EXPLAIN: MxNxK 32x64x128 -> VFMA_BF16_1x16x1_F32 register tile {{.*}}, inside a task of the enclosing loop
+func.func @inside_task(%a: memref<2x32x128xbf16>, %b: memref<128x64xbf16>,
+                       %c: memref<2x32x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  scf.parallel (%i) = (%c0) to (%c2) step (%c1) {
+    %ai = memref.subview %a[%i, 0, 0] [1, 32, 128] [1, 1, 1]
+        : memref<2x32x128xbf16> to memref<32x128xbf16, strided<[128, 1], offset: ?>>
+    %ci = memref.subview %c[%i, 0, 0] [1, 32, 64] [1, 1, 1]
+        : memref<2x32x64xf32> to memref<32x64xf32, strided<[64, 1], offset: ?>>
+    linalg.matmul ins(%ai, %b : memref<32x128xbf16, strided<[128, 1], offset: ?>>, memref<128x64xbf16>)
+                  outs(%ci : memref<32x64xf32, strided<[64, 1], offset: ?>>)
+    scf.reduce
+  }
+  return
+}

@@ -10,6 +10,7 @@
 // CHECK: %[[S1:.*]] = llvm.getelementptr %[[ARGS]][1]
 // CHECK: %[[P1:.*]] = llvm.load %[[S1]] : !llvm.ptr -> !llvm.ptr
 // CHECK: llvm.call @add(%[[P0]], %[[P1]])
+// CHECK-NOT: __pb_request_tile_registers
 // CHECK-NOT: __pb_entry_malloc
 // CHECK-NOT: __pb_entry_helper
 // CHECK-NOT: __pb_entry_kernel_0123456789abcdef
@@ -31,5 +32,21 @@ llvm.func @kernel_0123456789abcdef(%a: !llvm.ptr) attributes {sym_visibility = "
 
 // expected-error @+1 {{entry 'scalar' argument 1 has type 'i64'; entries take only statically shaped tensors}}
 llvm.func @scalar(%a: !llvm.ptr, %n: i64) {
+  llvm.return
+}
+
+// -----
+
+// Code on AMX tile registers: each wrapper first asks for the tile state
+// (Linux grants it per process, on request).
+// CHECK-LABEL: llvm.func @tiles(
+// CHECK: llvm.func @__pb_request_tile_registers()
+// CHECK: llvm.func @__pb_entry_tiles(%{{.*}}: !llvm.ptr)
+// CHECK-NEXT: llvm.call @__pb_request_tile_registers() : () -> ()
+// CHECK: llvm.call @tiles(
+llvm.func @tiles(%a: !llvm.ptr) {
+  %c16 = llvm.mlir.constant(16 : i16) : i16
+  %c64 = llvm.mlir.constant(64 : i16) : i16
+  %t = llvm.call_intrinsic "llvm.x86.tilezero.internal"(%c16, %c64) : (i16, i16) -> !llvm.x86_amx
   llvm.return
 }

@@ -116,3 +116,13 @@ def test_kernels_cases_and_flops():
     fn, inputs, flops = kernel_suite.build("conv3x3_64", torch.float32)
     assert tuple(fn(*inputs).shape) == (8, 64, 56, 56)
     assert flops == 2.0 * 8 * 56 * 56 * 64 * 64 * 9
+
+
+def test_kernels_int8_cases_are_the_gemms():
+    import torch
+    from polyblocks.bench import kernel_suite
+    assert kernel_suite.applies("gemm512", "i8")
+    assert not kernel_suite.applies("linear_128x768x768", "i8")
+    fn, inputs, _ = kernel_suite.build("gemm512", torch.int8)
+    assert all(t.dtype == torch.int8 for t in inputs)
+    assert fn(*inputs).dtype == torch.int32

@@ -192,6 +192,11 @@ std::string TileGemmBuilder::check() {
   }
   if (!dims.nOuter.empty() || !dims.kFlat.empty())
     return "N or K is flattened over several loops";
+  // Its packing and tasks would be parallel loops nested in the enclosing
+  // one's tasks (pb-fuse-attention's blocks).
+  if (op->getParentOfType<scf::ParallelOp>() ||
+      op->getParentOfType<affine::AffineParallelOp>())
+    return "inside a task of an enclosing parallel loop";
   for (unsigned d : dims.m)
     m *= ranges[d];
   n = ranges[dims.n];

@@ -9,12 +9,13 @@ Cases (--cases, a comma-separated subset; default all):
   conv3x3_<C>    a 3x3 convolution, stride 1, padding 1, C -> C channels on
                  a batch of 8 56x56 (64) or 28x28 (128) maps, NCHW
 in each --dtypes (default f32,bf16; bf16 with f32 accumulation, the result
-in bf16, as torch computes it).
+in bf16, as torch computes it; i8: the gemm cases only, as torch._int_mm,
+int8 x int8 -> int32, which eager runs on oneDNN).
 
 For each case, in one process, every engine gets the same random inputs;
 its result is checked against an f64 computation on the same (rounded)
 inputs: the error relative to the largest magnitude of the result must stay
-under 1e-4 (f32) or 1e-2 (bf16). Times are the median of --runs
+under 1e-4 (f32) or 1e-2 (bf16), and be 0 for i8. Times are the median of --runs
 interleaved calls after --warmup (each engine timed in turn, as the models
 suite does); GFLOP/s = 2 x M x N x K / time. Writes kernels.md and
 kernels.csv to --out.
@@ -36,8 +37,13 @@ CASES = ("gemm512", "gemm1024", "gemm2048", "gemm4096",
          "linear_128x768x768", "linear_128x3072x768", "linear_128x768x3072",
          "linear_1024x3072x768", "conv3x3_64", "conv3x3_128")
 BASELINES = ("eager", "inductor")
-DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
-TOLERANCE = {"f32": 1e-4, "bf16": 1e-2}
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "i8": torch.int8}
+TOLERANCE = {"f32": 1e-4, "bf16": 1e-2, "i8": 1e-12}
+
+
+def applies(case: str, dtype_name: str) -> bool:
+    """Whether `case` is measured in that dtype (i8: the GEMMs only)."""
+    return dtype_name != "i8" or case.startswith("gemm")
 
 
 def build(case: str, dtype: torch.dtype) -> tuple[callable, tuple, float]:
@@ -45,10 +51,14 @@ def build(case: str, dtype: torch.dtype) -> tuple[callable, tuple, float]:
     g = torch.Generator().manual_seed(0)
 
     def rand(*shape):
+        if dtype == torch.int8:
+            return torch.randint(-128, 128, shape, generator=g, dtype=torch.int8)
         return torch.randn(*shape, generator=g).to(dtype)
 
     if case.startswith("gemm"):
         n = int(case[4:])
+        if dtype == torch.int8:
+            return (lambda a, b: torch._int_mm(a, b)), (rand(n, n), rand(n, n)), 2.0 * n ** 3
         return (lambda a, b: a @ b), (rand(n, n), rand(n, n)), 2.0 * n ** 3
     if case.startswith("linear_"):
         m, n, k = (int(v) for v in case[7:].split("x"))
@@ -72,7 +82,10 @@ def bench_case(case: str, dtype_name: str, args, progress) -> dict:
     from .__main__ import _compile, _interleaved_median_ms
     fn, inputs, flops = build(case, DTYPES[dtype_name])
     row: dict = {"case": case, "dtype": dtype_name}
-    reference = fn(*(t.double() for t in inputs))
+    if DTYPES[dtype_name] == torch.int8:
+        reference = (inputs[0].long() @ inputs[1].long()).double()
+    else:
+        reference = fn(*(t.double() for t in inputs))
     engines = {}
     for engine in ["polyblocks"] + list(args.baselines):
         progress(f"{case} {dtype_name}: {engine}")
@@ -85,6 +98,8 @@ def bench_case(case: str, dtype_name: str, args, progress) -> dict:
         except Exception as e:  # noqa: BLE001  (reported in the table)
             row[f"{engine}_failed"] = f"{type(e).__name__}: {str(e).splitlines()[0][:60]}"
     row["accurate"] = row.get("polyblocks_error", 1.0) < TOLERANCE[dtype_name]
+    if not row["accurate"]:
+        engines.pop("polyblocks", None)
     with torch.no_grad():
         for engine, ms in _interleaved_median_ms(engines, inputs, args.runs,
                                                  args.warmup).items():
@@ -135,7 +150,7 @@ def main(argv=None) -> int:
                    help="comma-separated: " + ", ".join(BASELINES))
     p.add_argument("--cases", default=",".join(CASES),
                    help="comma-separated subset of: " + ", ".join(CASES))
-    p.add_argument("--dtypes", default="f32,bf16", help="comma-separated: f32, bf16")
+    p.add_argument("--dtypes", default="f32,bf16", help="comma-separated: f32, bf16, i8")
     p.add_argument("--runs", type=int, default=7)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--out", default="bench-results")
@@ -147,9 +162,10 @@ def main(argv=None) -> int:
         if d not in DTYPES:
             p.error(f"unknown dtype {d!r}; known: {', '.join(DTYPES)}")
     out = _start_run(args.out)
-    total = len(names) * len(args.dtypes) * (1 + len(args.baselines))
+    todo = [(name, d) for d in args.dtypes for name in names if applies(name, d)]
+    total = len(todo) * (1 + len(args.baselines))
     progress = _counter(total)
-    rows = [bench_case(name, d, args, progress) for d in args.dtypes for name in names]
+    rows = [bench_case(name, d, args, progress) for name, d in todo]
     _progress(total, total, "done")
     table = report(rows, args)
     header = (f"Single contractions, target {args.target}; median of {args.runs} interleaved "
