@@ -3,6 +3,8 @@
 // RUN: pb-compile %s --target=cpu-sapphire-rapids --options=pipeline=reference -o %t.ref
 // RUN: pb-run %t.opt --check-against=%t.ref --rtol=1e-3 --atol=1e-3 | FileCheck %s
 // RUN: pb-opt %s --target=cpu-sapphire-rapids --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// cpu-host resolves to the chip with the unit on such a host:
+// RUN: pb-opt %s --target=cpu-host --pb-pipeline=s1,s2,s3 --pb-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // The artifact's code multiplies on AMX tiles and asks Linux for them:
 // RUN: python3 -c "import sys; sys.path.insert(0, sys.argv[1]); import artifact_file as a; open(sys.argv[3], 'wb').write(a.split(open(sys.argv[2], 'rb').read())[1])" %pb_test_lib %t.opt %t.opt.so
 // RUN: llvm-objdump -d %t.opt.so | FileCheck %s --check-prefix=ASM
