@@ -126,3 +126,45 @@ func.func @grouped(%x: tensor<1x2x4x9x9xf32>, %w: tensor<2x3x4x3x3xf32>)
        outs(%o : tensor<1x2x3x4x3xf32>) -> tensor<1x2x3x4x3xf32>
   return %r : tensor<1x2x3x4x3xf32>
 }
+
+// -----
+
+// bf16 operands summed in f32 (torch's bf16 convolutions): the depthwise
+// and the grouped channels-last generics widen both operands first, as
+// the named convolution does; neither is left as a (per-group) NGCHW op.
+// CHECK-LABEL: func.func @depthwise_bf16
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x7x7x4xf32>)
+// CHECK: ^bb0(%[[X:.*]]: bf16, %[[W:.*]]: bf16, %[[ACC:.*]]: f32):
+// CHECK-DAG: %[[XW:.*]] = arith.extf %[[X]] : bf16 to f32
+// CHECK-DAG: %[[WW:.*]] = arith.extf %[[W]] : bf16 to f32
+// CHECK: %[[P:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK: arith.addf %[[ACC]], %[[P]] : f32
+// CHECK-NOT: linalg.conv_2d_ngchw_gfchw
+func.func @depthwise_bf16(%x: tensor<1x4x1x9x9xbf16>, %w: tensor<4x1x1x3x3xbf16>)
+    -> tensor<1x4x1x7x7xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x4x1x7x7xf32>
+  %o = linalg.fill ins(%z : f32) outs(%e : tensor<1x4x1x7x7xf32>) -> tensor<1x4x1x7x7xf32>
+  %r = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>,
+                                   strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x4x1x9x9xbf16>, tensor<4x1x1x3x3xbf16>)
+       outs(%o : tensor<1x4x1x7x7xf32>) -> tensor<1x4x1x7x7xf32>
+  return %r : tensor<1x4x1x7x7xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @grouped_bf16
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK-NOT: linalg.conv_2d_ngchw_gfchw
+func.func @grouped_bf16(%x: tensor<1x2x4x9x9xbf16>, %w: tensor<2x3x4x3x3xbf16>)
+    -> tensor<1x2x3x7x7xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2x3x7x7xf32>
+  %o = linalg.fill ins(%z : f32) outs(%e : tensor<1x2x3x7x7xf32>) -> tensor<1x2x3x7x7xf32>
+  %r = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>,
+                                   strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x2x4x9x9xbf16>, tensor<2x3x4x3x3xbf16>)
+       outs(%o : tensor<1x2x3x7x7xf32>) -> tensor<1x2x3x7x7xf32>
+  return %r : tensor<1x2x3x7x7xf32>
+}

@@ -18,6 +18,11 @@ BF16_CASES = [
     ("bmm_4x48x64x32", lambda a, b: torch.bmm(a, b), [(4, 48, 32), (4, 32, 64)]),
     ("conv3x3_s2", lambda x, w: F.conv2d(x, w, stride=2, padding=1),
      [(2, 16, 15, 15), (24, 16, 3, 3)]),
+    # Depthwise and grouped: channels-last generics widening bf16 to f32.
+    ("depthwise3x3", lambda x, w: F.conv2d(x, w, padding=1, groups=32),
+     [(1, 32, 14, 14), (32, 1, 3, 3)]),
+    ("grouped3x3", lambda x, w: F.conv2d(x, w, stride=2, padding=1, groups=4),
+     [(2, 32, 15, 15), (48, 8, 3, 3)]),
 ]
 
 

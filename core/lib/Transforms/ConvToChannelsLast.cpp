@@ -61,8 +61,16 @@ static Value buildMultiplyAccumulate(OpBuilder &b, Location loc, Value input,
       b, loc, TypeRange{init.getType()}, ValueRange{input, filter},
       ValueRange{init}, maps, iterators,
       [](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-        Value product =
-            arith::MulFOp::create(nested, nestedLoc, args[0], args[1]);
+        // Narrower operands (bf16 or f16 into an f32 accumulator) are
+        // widened first, as the named convolutions define it.
+        Type acc = args[2].getType();
+        auto widen = [&](Value v) -> Value {
+          if (v.getType() == acc)
+            return v;
+          return arith::ExtFOp::create(nested, nestedLoc, acc, v);
+        };
+        Value product = arith::MulFOp::create(nested, nestedLoc, widen(args[0]),
+                                              widen(args[1]));
         Value sum = arith::AddFOp::create(nested, nestedLoc, args[2], product);
         linalg::YieldOp::create(nested, nestedLoc, sum);
       });
@@ -92,6 +100,13 @@ static Value buildFchwConv(OpBuilder &b, Location loc, Value input,
   return buildMultiplyAccumulate(b, loc, input, filter, init, maps, iterators);
 }
 
+/// Whether `from` and `to` are float types and `to` holds every value of
+/// `from` (the same type, or bf16/f16 summed into f32).
+static bool isWideningFloat(Type from, Type to) {
+  auto f = dyn_cast<FloatType>(from), t = dyn_cast<FloatType>(to);
+  return f && t && (f == t || (f.getWidth() == 16 && t.isF32()));
+}
+
 /// Whether `conv` is depthwise: one input and one output channel per group.
 static bool isDepthwise(linalg::Conv2DNgchwGfchwOp conv) {
   auto input = cast<RankedTensorType>(conv.getInputs()[0].getType());
@@ -100,9 +115,8 @@ static bool isDepthwise(linalg::Conv2DNgchwGfchwOp conv) {
          input.getDimSize(2) == 1 && filter.getDimSize(1) == 1 &&
          filter.getDimSize(2) == 1 &&
          getElementTypeOrSelf(input) == getElementTypeOrSelf(filter) &&
-         getElementTypeOrSelf(input) ==
-             getElementTypeOrSelf(conv.getOutputs()[0]) &&
-         isa<FloatType>(getElementTypeOrSelf(input));
+         isWideningFloat(getElementTypeOrSelf(input),
+                         getElementTypeOrSelf(conv.getOutputs()[0]));
 }
 
 /// A depthwise NGCHW convolution (one channel per group, as PyTorch's
@@ -167,7 +181,7 @@ static Value buildDepthwiseNhwc(OpBuilder &b, Location loc,
 
 /// Whether `conv` is a grouped convolution with more than one channel per
 /// group that the channels-last form below takes: static float operands of
-/// one element type.
+/// one element type, summed in it or (bf16, f16) in f32.
 static bool isGroupedFloat(linalg::Conv2DNgchwGfchwOp conv) {
   Value input = conv.getInputs()[0], filter = conv.getInputs()[1];
   Value init = conv.getOutputs()[0];
@@ -175,8 +189,8 @@ static bool isGroupedFloat(linalg::Conv2DNgchwGfchwOp conv) {
   return !isDepthwise(conv) &&
          cast<RankedTensorType>(input.getType()).hasStaticShape() &&
          cast<RankedTensorType>(filter.getType()).hasStaticShape() &&
-         isa<FloatType>(element) && getElementTypeOrSelf(filter) == element &&
-         getElementTypeOrSelf(init) == element;
+         getElementTypeOrSelf(filter) == element &&
+         isWideningFloat(element, getElementTypeOrSelf(init));
 }
 
 /// A grouped NGCHW convolution (1 < groups < channels) as a channels-last
