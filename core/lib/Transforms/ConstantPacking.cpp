@@ -164,13 +164,20 @@ memref::GlobalOp packConstantB(linalg::LinalgOp op, const GemmDims &dims,
           }
         }
 
-  auto packedType = MemRefType::get(shape, bType.getElementType());
-  auto tensorType = RankedTensorType::get(shape, bType.getElementType());
+  return createPackedGlobal(source, "_packed", shape, bType.getElementType(),
+                            packed, symbols);
+}
+
+memref::GlobalOp createPackedGlobal(memref::GlobalOp source, StringRef suffix,
+                                    ArrayRef<int64_t> shape, Type element,
+                                    ArrayRef<char> bytes,
+                                    SymbolTable &symbols) {
   OpBuilder builder(source);
   auto global = memref::GlobalOp::create(
-      builder, source.getLoc(), (source.getSymName() + "_packed").str(),
-      builder.getStringAttr("private"), packedType,
-      DenseElementsAttr::getFromRawBuffer(tensorType, packed),
+      builder, source.getLoc(), (source.getSymName() + suffix).str(),
+      builder.getStringAttr("private"), MemRefType::get(shape, element),
+      DenseElementsAttr::getFromRawBuffer(RankedTensorType::get(shape, element),
+                                          bytes),
       /*constant=*/true, builder.getI64IntegerAttr(64));
   symbols.insert(global);
   return global;

@@ -153,6 +153,12 @@ memref::GlobalOp findConstantGlobal(Value mem);
 /// The row-major bytes of the elements of a global that findConstantGlobal
 /// returned.
 ArrayRef<char> getDenseBytes(memref::GlobalOp global);
+/// A new private constant global, 64-byte aligned, named after `source`
+/// with `suffix`, of `shape` x `element` holding the row-major `bytes`,
+/// inserted into `symbols` (a packed copy of `source`).
+memref::GlobalOp createPackedGlobal(memref::GlobalOp source, StringRef suffix,
+                                    ArrayRef<int64_t> shape, Type element,
+                                    ArrayRef<char> bytes, SymbolTable &symbols);
 /// A new constant global holding `source`, `op`'s B, packed for the plan
 /// (packedBShape; zero past N's and K's edges), inserted into `symbols`.
 /// B's indices must be loops other than the batch loops (checked by

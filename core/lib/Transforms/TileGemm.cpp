@@ -104,6 +104,22 @@ public:
 
 private:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  /// A parallel loop on `level` over the batch loops and `extents`; the
+  /// insertion point moves into its body (the caller guards it). Returns
+  /// its induction variables.
+  SmallVector<Value> taskLoop(ArrayRef<int64_t> extents, StringAttr level) {
+    SmallVector<Value> uppers;
+    for (int64_t s : batchSizes)
+      uppers.push_back(idx(s));
+    for (int64_t s : extents)
+      uppers.push_back(idx(s));
+    SmallVector<Value> lowers(uppers.size(), idx(0)),
+        steps(uppers.size(), idx(1));
+    auto par = scf::ParallelOp::create(b, lowers, uppers, steps);
+    par->setAttr(PBDialect::kLevelAttrName, level);
+    b.setInsertionPointToStart(par.getBody());
+    return llvm::to_vector(par.getInductionVars());
+  }
   /// `mem`'s leading region of `sizes` (a view), then its dimensions
   /// `splits` maps split into the extents it maps them to (the M loops, the
   /// K loops).
@@ -361,16 +377,7 @@ bool TileGemmBuilder::packBRows(Value bMem, Value bRows, StringAttr level) {
     interleave.append({i, i + lanes});
   unsigned nb = batchSizes.size();
   OpBuilder::InsertionGuard guard(b);
-  SmallVector<Value> lowers, uppers, steps;
-  for (int64_t s : batchSizes)
-    uppers.push_back(idx(s));
-  uppers.push_back(idx(k / vnni));
-  lowers.assign(uppers.size(), idx(0));
-  steps.assign(uppers.size(), idx(1));
-  auto par = scf::ParallelOp::create(b, lowers, uppers, steps);
-  par->setAttr(PBDialect::kLevelAttrName, level);
-  b.setInsertionPointToStart(par.getBody());
-  SmallVector<Value> ivs = llvm::to_vector(par.getInductionVars());
+  SmallVector<Value> ivs = taskLoop({k / vnni}, level);
   auto columns = scf::ForOp::create(b, idx(0), idx(n), idx(lanes));
   b.setInsertionPointToStart(columns.getBody());
   Value column = columns.getInductionVar();
@@ -418,16 +425,7 @@ bool TileGemmBuilder::packBTransposed(Value bMem, Value bRows,
   auto wordsType = VectorType::get({lanes}, b.getI32Type());
   unsigned nb = batchSizes.size();
   OpBuilder::InsertionGuard guard(b);
-  SmallVector<Value> lowers, uppers, steps;
-  for (int64_t s : batchSizes)
-    uppers.push_back(idx(s));
-  uppers.push_back(idx(k / vnni / lanes));
-  lowers.assign(uppers.size(), idx(0));
-  steps.assign(uppers.size(), idx(1));
-  auto par = scf::ParallelOp::create(b, lowers, uppers, steps);
-  par->setAttr(PBDialect::kLevelAttrName, level);
-  b.setInsertionPointToStart(par.getBody());
-  SmallVector<Value> ivs = llvm::to_vector(par.getInductionVars());
+  SmallVector<Value> ivs = taskLoop({k / vnni / lanes}, level);
   Value group0 = b.createOrFold<arith::MulIOp>(ivs[nb], idx(lanes));
   auto columns = scf::ForOp::create(b, idx(0), idx(n), idx(lanes));
   b.setInsertionPointToStart(columns.getBody());
@@ -528,16 +526,8 @@ memref::GlobalOp TileGemmBuilder::packConstantB(memref::GlobalOp source,
                   data.data() + from * elemBytes, elemBytes);
     }
   }
-  auto packedType = MemRefType::get(shape, bType.getElementType());
-  auto tensorType = RankedTensorType::get(shape, bType.getElementType());
-  OpBuilder builder(source);
-  auto global = memref::GlobalOp::create(
-      builder, source.getLoc(), (source.getSymName() + "_tiles").str(),
-      builder.getStringAttr("private"), packedType,
-      DenseElementsAttr::getFromRawBuffer(tensorType, packed),
-      /*constant=*/true, builder.getI64IntegerAttr(64));
-  symbols.insert(global);
-  return global;
+  return createPackedGlobal(source, "_tiles", shape, bType.getElementType(),
+                            packed, symbols);
 }
 
 std::string TileGemmBuilder::build(Value fill, StringAttr level,
@@ -701,19 +691,11 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
   }
 
   // The tasks: (batch..., M blocks, N blocks).
-  SmallVector<Value> lowers, uppers, stepsV;
-  for (int64_t s : batchSizes)
-    uppers.push_back(idx(s));
-  uppers.push_back(idx(llvm::divideCeil(mp, mc)));
-  uppers.push_back(idx(llvm::divideCeil(np, nc)));
-  lowers.assign(uppers.size(), idx(0));
-  stepsV.assign(uppers.size(), idx(1));
   {
     OpBuilder::InsertionGuard guard(b);
-    auto par = scf::ParallelOp::create(b, lowers, uppers, stepsV);
-    par->setAttr(PBDialect::kLevelAttrName, level);
-    b.setInsertionPointToStart(par.getBody());
-    SmallVector<Value> ivs = llvm::to_vector(par.getInductionVars());
+    SmallVector<Value> ivs = taskLoop(
+        {llvm::divideCeilSigned(mp, mc), llvm::divideCeilSigned(np, nc)},
+        level);
     SmallVector<Value> batchIvs(ivs.begin(), ivs.begin() + nb);
     SmallVector<Value> bBatchIvs;
     if (!bSource)

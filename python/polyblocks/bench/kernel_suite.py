@@ -162,10 +162,10 @@ def main(argv=None) -> int:
         if d not in DTYPES:
             p.error(f"unknown dtype {d!r}; known: {', '.join(DTYPES)}")
     out = _start_run(args.out)
-    todo = [(name, d) for d in args.dtypes for name in names if applies(name, d)]
-    total = len(todo) * (1 + len(args.baselines))
+    cases = [(name, d) for d in args.dtypes for name in names if applies(name, d)]
+    total = len(cases) * (1 + len(args.baselines))
     progress = _counter(total)
-    rows = [bench_case(name, d, args, progress) for name, d in todo]
+    rows = [bench_case(name, d, args, progress) for name, d in cases]
     _progress(total, total, "done")
     table = report(rows, args)
     header = (f"Single contractions, target {args.target}; median of {args.runs} interleaved "
