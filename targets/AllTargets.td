@@ -35,5 +35,6 @@ include "amd/GFX942.td"
 // CPU.
 include "cpu/X86_64_V3.td"
 include "cpu/X86_64_V4.td"
+include "cpu/Zen4.td"
 include "cpu/SapphireRapids.td"
 include "cpu/CpuHost.td"

@@ -94,6 +94,11 @@ def TileRegisters
                       "from memory rows; B's rows hold K's consecutive pairs "
                       "(16-bit types) or quads (8-bit types) per column "
                       "(VNNI)">;
+def RegistersBroadcastGroups
+    : PBOperandLayout<"A's K-consecutive pair (16-bit types) or quad (8-bit "
+                      "types) broadcast as one 32-bit lane, B's rows holding "
+                      "K's consecutive pairs or quads per column (VNNI) and C "
+                      "as vector registers">;
 
 /// How stage S4 lowers a target-neutral matrix op for this unit. S4 code of
 /// each vendor dispatches on this and on nothing else.
@@ -114,6 +119,10 @@ def VectorOuterProduct
 def AMXTileMul
     : PBMatrixLowering<"amx.tile_mulf/amx.tile_muli",
                        "tile-register multiply (x86 AMX TMUL) of a core">;
+def X86VectorDot
+    : PBMatrixLowering<"x86vector.avx512.dot",
+                       "dot products of 32-bit groups into vector lanes "
+                       "(AVX512-BF16 VDPBF16PS) of a core">;
 
 //===----------------------------------------------------------------------===//
 // Features.

@@ -32,7 +32,8 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 for vendor in config.pb_targets_to_build:
     config.available_features.add("pb-vendor-" + vendor)
 
-# Execution tests on x86 AMX tile units run where the CPU reports them.
+# Execution tests on x86 AMX tile units and AVX512-BF16 dot products run
+# where the CPU reports them.
 try:
     with open("/proc/cpuinfo") as cpuinfo:
         cpu_flags = set(
@@ -44,6 +45,8 @@ if {"amx_tile", "amx_bf16"} <= cpu_flags:
     config.available_features.add("host-amx-bf16")
 if {"amx_tile", "amx_int8"} <= cpu_flags:
     config.available_features.add("host-amx-int8")
+if "avx512_bf16" in cpu_flags:
+    config.available_features.add("host-avx512-bf16")
 
 if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")

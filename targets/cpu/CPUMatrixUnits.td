@@ -16,6 +16,13 @@
 // VPMOVZXWD + VPSLLD; f16: VCVTPH2PS), once per packed element, so the
 // FMAs run at the f32 rate on half the bytes of memory traffic.
 //
+// AVX512-BF16 (Intel Cooper Lake and Sapphire Rapids, AMD Zen 4) adds a
+// dot-product form: VDPBF16PS multiplies a pair of bf16 per 32-bit lane,
+// K's consecutive pair of A (one pair broadcast to every lane) by the same
+// pair of each of 16 columns of B (a B row of 16 VNNI pairs), and adds both
+// products to the lane's f32: C[1x16] += A[1x2] * B[2x16], twice the
+// multiply-adds of a VFMADD231PS per instruction, on unwidened operands.
+//
 // AMX (Intel Sapphire Rapids and later) is a matrix unit proper: TDPBF16PS
 // multiplies a 16x32 bf16 tile of A by a 32x16 tile of B, held as 16 rows of
 // 16 K pairs (VNNI), into a 16x16 f32 tile, all in eight tile registers;
@@ -30,7 +37,9 @@
 //  * Intel 64 and IA-32 Architectures Optimization Reference Manual: FMA
 //    latency 4 cycles on Skylake and later (5 on Haswell); "Intel AMX":
 //    one TDPBF16PS of 16x16x32 per 16 cycles per core, 8 tile registers of
-//    16 rows x 64 bytes.
+//    16 rows x 64 bytes; "Intel AVX-512 BF16": VDPBF16PS.
+//  * The VDPBF16PS latency (6 cycles) is an estimate: the documents above
+//    give none; it is the FMA's 4 plus the pair's addition.
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,6 +93,15 @@ def VFMA_F16_1x16x1_F32
 
 /// tdpbf16ps: C[16x16 f32] += A[16x32 bf16] x B[32x16 bf16], B as 16 rows of
 /// 16 column pairs (VNNI); 16 cycles per instruction, 8 tile registers.
+def VDPBF16PS_BF16_1x16x2_F32
+    : PBMatrixUnit<"llvm.x86.avx512bf16.dpbf16ps.512", 1, 16, 2, BF16, BF16,
+                   F32, ThreadScope, RegistersBroadcastGroups, X86VectorDot> {
+  let Requires = [FeatureAVX512BF16];
+  let LatencyCycles = 6;
+  // The 32 zmm registers: accumulators, B's vectors and A's broadcast.
+  let OperandRegisters = 32;
+}
+
 def AMX_BF16_16x16x32_F32
     : PBMatrixUnit<"llvm.x86.tdpbf16ps.internal", 16, 16, 32, BF16, BF16, F32,
                    ThreadScope, TileRegisters, AMXTileMul> {

@@ -12,9 +12,9 @@
 //
 // Per-core convention as in X86_64_V3.td: peaks and bandwidths are for one
 // core at ClockMHz, DRAM bandwidth is the socket's divided by its cores. The
-// generated code is x86-64-v4 code (LLVMCPU) plus AMX-TILE, AMX-BF16 and
-// AMX-INT8 (LLVMFeatures), which bf16 and int8 contractions run on
-// (AMX_BF16_16x16x32_F32, AMX_I8_16x16x64_I32);
+// generated code is x86-64-v4 code (LLVMCPU) plus AVX512-BF16, AVX512-VNNI,
+// AMX-TILE, AMX-BF16 and AMX-INT8 (LLVMFeatures); bf16 and int8
+// contractions run on AMX (AMX_BF16_16x16x32_F32, AMX_I8_16x16x64_I32);
 // AVX512-FP16 is used only to recognize the part as a host.
 //
 // What sets it apart from X86_64_V4.td (an AMD Zen 4 core) for the
@@ -93,10 +93,11 @@ def SapphireRapids : PBChip<"cpu-sapphire-rapids", CPU> {
 
   let LLVMTriple = "x86_64-unknown-linux-gnu";
   let LLVMCPU = "x86-64-v4";
-  let LLVMFeatures = "+amx-tile,+amx-bf16,+amx-int8";
+  let LLVMFeatures = "+avx512bf16,+avx512vnni,+amx-tile,+amx-bf16,+amx-int8";
 
   let Features = [FeatureFMA, FeatureAVX2, FeatureF16C, FeatureAVX512,
-                  FeatureAMXBF16, FeatureAMXInt8];
+                  FeatureAVX512BF16, FeatureAVX512VNNI, FeatureAMXBF16,
+                  FeatureAMXInt8];
   let ClockMHz = 2000;                         // Platinum 8480+ base [ARK]
   let VectorWidthBits = 512;
 
@@ -109,11 +110,19 @@ def SapphireRapids : PBChip<"cpu-sapphire-rapids", CPU> {
                      VFMA_BF16_1x16x1_F32, VFMA_BF16_1x8x1_F32,
                      VFMA_F16_1x16x1_F32, VFMA_F16_1x8x1_F32,
                      AMX_BF16_16x16x32_F32, AMX_I8_16x16x64_I32];
+  // Not VDPBF16PS_BF16_1x16x2_F32, although the part has AVX512-BF16: it
+  // issues one VDPBF16PS every other cycle, half the flops of its two FMA
+  // units (measured on a Sapphire Rapids-class host: 1.37 G VDPBF16PS/s
+  // against 5.5 G VFMADD231PS/s on one core, register operands), so the
+  // widening FMA stays the faster path where AMX does not fit (M < 16).
 
   // Per core, GFLOP/s: two 512-bit FMAs per clock [OPT].
   let PeakCompute = [
     PBPeakCompute<F32, "vector", 128>,         // 16 x 2 x 2 x 2.0
     PBPeakCompute<F64, "vector", 64>,          // 8 x 2 x 2 x 2.0
+    // VDPBF16PS: one per 2 clocks x 16 lanes x 2 pairs x 2 flop x 2.0
+    // (measured rate, see the note under MatrixUnits).
+    PBPeakCompute<BF16, "vector", 64>,
     // One 16x16x32 TDPBF16PS per 16 cycles: 1024 flop/clock x 2.0 [OPT].
     PBPeakCompute<BF16, "matrix", 2048>,
     // One 16x16x64 TDPBSSD per 16 cycles: 2048 op/clock x 2.0 [OPT].
@@ -123,10 +132,11 @@ def SapphireRapids : PBChip<"cpu-sapphire-rapids", CPU> {
   // figure.
   let LaunchOverheadNs = 2000;
 
-  // x86-64-v4's host features plus the two that only these Intel parts
-  // report [LLVM].
+  // x86-64-v4's host features plus AVX512-FP16 and AMX, which only these
+  // Intel parts report, and the BF16 and VNNI extensions they have [LLVM].
   let HostCPUFeatures = ["avx", "avx2", "bmi", "bmi2", "f16c", "fma",
                          "lzcnt", "movbe", "xsave", "avx512f", "avx512bw",
                          "avx512cd", "avx512dq", "avx512vl", "avx512fp16",
-                         "amx-tile", "amx-bf16", "amx-int8"];
+                         "avx512bf16", "avx512vnni", "amx-tile", "amx-bf16",
+                         "amx-int8"];
 }

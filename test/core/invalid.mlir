@@ -1,6 +1,6 @@
 // RUN: pb-opt --split-input-file --verify-diagnostics %s
 
-// expected-error @+1 {{unknown target 'nvidia-sm75'; valid targets: amd-gfx90a, amd-gfx942, cpu-host, cpu-sapphire-rapids, cpu-x86-64-v3, cpu-x86-64-v4, nvidia-sm80, nvidia-sm90}}
+// expected-error @+1 {{unknown target 'nvidia-sm75'; valid targets: amd-gfx90a, amd-gfx942, cpu-host, cpu-sapphire-rapids, cpu-x86-64-v3, cpu-x86-64-v4, cpu-zen4, nvidia-sm80, nvidia-sm90}}
 module attributes {pb.target = #pb.target<"nvidia-sm75">} {
 }
 

@@ -1,6 +1,8 @@
 // RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=cpu-sapphire-rapids},pb-map-matrix-units)' | FileCheck %s
 // RUN: pb-opt %s --split-input-file --pb-explain --pass-pipeline='builtin.module(pb-attach-target{target=cpu-sapphire-rapids},pb-map-matrix-units)' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: pb-opt %s --split-input-file --pb-explain --pass-pipeline='builtin.module(pb-attach-target{target=cpu-x86-64-v4},pb-map-matrix-units)' -o /dev/null 2>&1 | FileCheck %s --check-prefix=V4
+// RUN: pb-opt %s --split-input-file --pass-pipeline='builtin.module(pb-attach-target{target=cpu-zen4},pb-map-matrix-units)' | FileCheck %s --check-prefix=DOT
+// RUN: pb-opt %s --split-input-file --pb-explain --pass-pipeline='builtin.module(pb-attach-target{target=cpu-zen4},pb-map-matrix-units)' -o /dev/null 2>&1 | FileCheck %s --check-prefix=DOTX
 
 // bf16 x bf16 -> f32 on a chip whose .td states an AMX unit: A read in
 // place (its rows are the tiles' rows and need no padding), B packed into K
@@ -11,6 +13,25 @@
 // f32). A chip without the unit keeps the widening FMA.
 // EXPLAIN: remark: pb-explain: matrix units: linalg.matmul MxNxK 64x64x128 -> AMX_BF16_16x16x32_F32 tiles, 2x2 accumulator tiles of 16x16 per block, KC=128, MC=32, NC=32, 4 tasks; A read in place, B packed
 // V4: matrix units: linalg.matmul MxNxK 64x64x128 -> VFMA_BF16_1x16x1_F32 register tile
+// On a chip whose bf16 unit is a vector dot product (AVX512-BF16), the
+// same packed B; the block of accumulator vectors (8 rows x 2 vectors of 16
+// lanes) runs a loop over K's pairs: A's pair broadcast as one 32-bit lane,
+// B's packed rows loaded as 16 pairs, VDPBF16PS.
+// DOTX: matrix units: linalg.matmul MxNxK 64x64x128 -> VDPBF16PS_BF16_1x16x2_F32 vectors, 8x2 accumulator vectors of 1x16 per block
+// DOT-LABEL: func.func @matmul_bf16
+// DOT: %[[BP:.*]] = memref.alloc() {{.*}} : memref<64x80x2xbf16>
+// DOT: vector.shuffle
+// DOT: scf.parallel
+// DOT: %[[ACC:.*]]:16 = scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>,
+// DOT: %[[PAIR:.*]] = vector.load %{{.*}} : memref<64x128xbf16>, vector<2xbf16>
+// DOT: %[[WORD:.*]] = vector.bitcast %[[PAIR]] : vector<2xbf16> to vector<1xi32>
+// DOT: %[[W:.*]] = vector.extract %[[WORD]][0]
+// DOT: %[[BC:.*]] = vector.broadcast %[[W]] : i32 to vector<16xi32>
+// DOT: %[[AV:.*]] = vector.bitcast %[[BC]] : vector<16xi32> to vector<32xbf16>
+// DOT: %[[BV:.*]] = vector.load %{{.*}} : memref<64x160xbf16>, vector<32xbf16>
+// DOT: x86vector.avx512.dot %{{.*}}, %[[AV]], %[[BV]] : vector<32xbf16> -> vector<16xf32>
+// DOT: scf.yield
+// DOT: vector.store %[[ACC]]#0
 // CHECK-LABEL: func.func @matmul_bf16
 // CHECK-SAME: (%[[A:.*]]: memref<64x128xbf16>,
 // CHECK-NOT: linalg.matmul

@@ -167,14 +167,19 @@ memref::GlobalOp packConstantB(linalg::LinalgOp op, const GemmDims &dims,
                                const GemmPlan &p, memref::GlobalOp source,
                                SymbolTable &symbols);
 
-/// The chip's thread-scope unit on tile registers (OperandLayout
-/// TileRegisters) for a x b -> c, or null (TileGemm.cpp).
-const MatrixUnitDesc *findTileUnit(const ChipDesc &chip, ElementType a,
-                                   ElementType b, ElementType c);
-/// Why `op` cannot run on the tile unit `unit`, or "" when it can.
+/// The chip's thread-scope units for a x b -> c whose B holds K's
+/// consecutive pairs or quads per column (VNNI): on tile registers
+/// (OperandLayout TileRegisters, lowered as AMXTileMul) or vector dot
+/// products (RegistersBroadcastGroups, X86VectorDot), in the chip's order
+/// (TileGemm.cpp).
+SmallVector<const MatrixUnitDesc *> findVNNIUnits(const ChipDesc &chip,
+                                                  ElementType a, ElementType b,
+                                                  ElementType c);
+/// Why `op` cannot run on the unit `unit` (findVNNIUnits), or "" when it
+/// can.
 std::string checkTileGemm(linalg::LinalgOp op, const GemmDims &dims,
                           const MatrixUnitDesc &unit, const ChipDesc &chip);
-/// Emits `op` on the tile unit before `op` (which the caller erases), with
+/// Emits `op` on the unit before `op` (which the caller erases), with
 /// `fill` C's uniform value before it (the caller erases the fill) or null,
 /// the tasks on compute level `level`; returns the plan in words. With
 /// `symbols`, a constant B is packed at compile time into a new global and

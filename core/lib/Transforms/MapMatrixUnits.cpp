@@ -38,6 +38,7 @@
 #include "mlir/Analysis/FlatLinearValueConstraints.h"
 #include "mlir/Dialect/Affine/LoopUtils.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/ADT/SetVector.h"
@@ -81,17 +82,20 @@ public:
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     SetVector<memref::GlobalOp> packedSources;
-    // The `amx` dialect only where a chip has tile-register units: a loaded
-    // dialect's LLVM-conversion interface joins every later
-    // convert-*-to-llvm that gathers them (convert-gpu-to-rocdl then lowered
-    // math.rsqrt to sqrt and a division instead of __ocml_rsqrt_f32). A
-    // module pass, so nothing runs on other threads while it loads.
+    // The `amx` and `x86vector` dialects only where a chip has units
+    // lowered to them: a loaded dialect's LLVM-conversion interface joins
+    // every later convert-*-to-llvm that gathers them (convert-gpu-to-rocdl
+    // then lowered math.rsqrt to sqrt and a division instead of
+    // __ocml_rsqrt_f32). A module pass, so nothing runs on other threads
+    // while they load.
     for (auto func : module.getOps<func::FuncOp>())
       if (const ChipDesc *chip = getTargetChip(func))
-        if (llvm::any_of(chip->matrixUnits, [](const MatrixUnitDesc *unit) {
-              return unit->layout == OperandLayout::TileRegisters;
-            }))
-          getContext().getOrLoadDialect<amx::AMXDialect>();
+        for (const MatrixUnitDesc *unit : chip->matrixUnits) {
+          if (unit->lowering == MatrixLowering::AMXTileMul)
+            getContext().getOrLoadDialect<amx::AMXDialect>();
+          if (unit->lowering == MatrixLowering::X86VectorDot)
+            getContext().getOrLoadDialect<x86vector::X86VectorDialect>();
+        }
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
@@ -508,10 +512,13 @@ void PBMapMatrixUnitsPass::mapContraction(
   std::optional<ElementType> at = getTargetElementType(typeOf(aMem));
   std::optional<ElementType> bt = getTargetElementType(typeOf(bMem));
   std::optional<ElementType> ct = getTargetElementType(typeOf(cMem));
-  // A unit on tile registers of its own (AMX) where the chip has one for
-  // these types and the contraction suits it (TileGemm.cpp).
-  if (const MatrixUnitDesc *tile =
-          at && bt && ct ? findTileUnit(chip, *at, *bt, *ct) : nullptr) {
+  // A unit whose B holds K's pairs or quads per column (AMX's tiles, a
+  // vector dot product) where the chip has one for these types and the
+  // contraction suits it (TileGemm.cpp), in the chip's order.
+  SmallVector<const MatrixUnitDesc *> grouped;
+  if (at && bt && ct)
+    grouped = findVNNIUnits(chip, *at, *bt, *ct);
+  for (const MatrixUnitDesc *tile : grouped) {
     std::string why = checkTileGemm(op, dims, *tile, chip);
     if (why.empty()) {
       std::optional<std::pair<affine::AffineForOp, Value>> fill;

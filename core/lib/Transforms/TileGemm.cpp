@@ -1,4 +1,4 @@
-//===- TileGemm.cpp - Contractions on tile-register matrix units ----------===//
+//===- TileGemm.cpp - Contractions on VNNI matrix units (AMX, VDPBF16PS) --===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -35,6 +35,13 @@
 // the shapes of straight-line tile code. The packing and the final copy are
 // linalg generics: S3's fusion, tiling, parallel marking and vectorization
 // treat them like any other nest (the final copy fuses with an epilogue).
+// A vector dot-product unit (OperandLayout RegistersBroadcastGroups,
+// lowered as `x86vector.avx512.dot`: AVX512-BF16's VDPBF16PS) takes the same
+// packing, tasks and final copy; in each KC block an MT x NT block of
+// accumulator vectors (rows x vectors of 16 columns) is carried through a
+// loop over K's pairs, A's pair broadcast as one 32-bit lane times B's
+// packed row of 16 pairs (emitDotBlock; MT x NT from chooseBlocks).
+//
 // KC comes from the per-core cache (A's and B's sub-panels of a KC block,
 // up to kMaxUnrolledSteps steps), MC from the same cache (A's block), and
 // the blocks are split until there are kMinParallelBlocks tasks. A KC block
@@ -55,6 +62,7 @@
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -65,23 +73,27 @@ using namespace mlir;
 using namespace mlir::pb;
 using namespace mlir::pb::gemm;
 
-/// The share of the per-core cache that A's and B's sub-panels of a KC
-/// block may take, and A's block MC x KC.
-static constexpr double kL2Share = 0.5;
+/// The share of a cache that A's and B's sub-panels of a KC block may take
+/// (the per-core cache for tiles, the innermost for dot products), and A's
+/// block MC x KC (the per-core cache).
+static constexpr double kCacheShare = 0.5;
 /// The most K steps of a KC block, all unrolled (code size): 64 x 8 tile
 /// ops.
 static constexpr int64_t kMaxUnrolledSteps = 64;
 
-const MatrixUnitDesc *mlir::pb::gemm::findTileUnit(const ChipDesc &chip,
-                                                   ElementType a, ElementType b,
-                                                   ElementType c) {
+SmallVector<const MatrixUnitDesc *>
+mlir::pb::gemm::findVNNIUnits(const ChipDesc &chip, ElementType a,
+                              ElementType b, ElementType c) {
+  SmallVector<const MatrixUnitDesc *> units;
   for (const MatrixUnitDesc *unit : chip.matrixUnits)
     if (unit->scope == MatrixScope::ThreadScope &&
-        unit->layout == OperandLayout::TileRegisters &&
-        unit->lowering == MatrixLowering::AMXTileMul && unit->aType == a &&
-        unit->bType == b && unit->cType == c)
-      return unit;
-  return nullptr;
+        ((unit->layout == OperandLayout::TileRegisters &&
+          unit->lowering == MatrixLowering::AMXTileMul) ||
+         (unit->layout == OperandLayout::RegistersBroadcastGroups &&
+          unit->lowering == MatrixLowering::X86VectorDot)) &&
+        unit->aType == a && unit->bType == b && unit->cType == c)
+      units.push_back(unit);
+  return units;
 }
 
 namespace {
@@ -135,6 +147,20 @@ private:
   AffineMap remap(AffineMap map, ArrayRef<AffineExpr> exprs, unsigned numDims) {
     return map.replaceDimsAndSymbols(exprs, {}, numDims, 0);
   }
+  /// Whether the unit is a vector dot product (X86VectorDot) rather than
+  /// tile registers.
+  bool isDot() const { return unit.lowering == MatrixLowering::X86VectorDot; }
+  /// The accumulator block MT x NT (in units): for tiles, the most
+  /// accumulators that fit beside their rows of A and columns of B; for a
+  /// dot product, the block of least estimated time over the padded M and N.
+  void chooseBlocks();
+  /// One KC block of the dot-product micro-kernels of a task: MT rows x NT
+  /// vectors of accumulators in registers over a loop of K's groups, each
+  /// step MT broadcasts of a group of A, NT vectors of B's packed rows and
+  /// MT x NT dot products.
+  void emitDotBlock(Value ap, Value bp, Value cp, ArrayRef<Value> batchIvs,
+                    ArrayRef<Value> bBatchIvs, Value kc, Value i0, Value i1,
+                    Value j0, Value j1, bool first);
   /// One KC block of the micro-kernels of a task (`bBatchIvs`: the batch
   /// indices of B's packed rows, none for a constant B).
   void emitKBlock(Value ap, Value bp, Value cp, ArrayRef<Value> batchIvs,
@@ -226,7 +252,12 @@ std::string TileGemmBuilder::check() {
   int64_t elemBits = cast<MemRefType>(op.getDpsInputOperand(0)->get().getType())
                          .getElementTypeBitWidth();
   vnni = 32 / elemBits;
-  if (m < unit.m || n < unit.n || k < unit.k / 2)
+  if (isDot()) {
+    if (n < unit.n)
+      return llvm::formatv("N ({0}) is narrower than the unit's {1} columns", n,
+                           unit.n)
+          .str();
+  } else if (m < unit.m || n < unit.n || k < unit.k / 2)
     return llvm::formatv("M x N x K {0}x{1}x{2} is smaller than the unit's "
                          "{3}x{4}x{5} tile (in M or N) or half of it (in K)",
                          m, n, k, unit.m, unit.n, unit.k)
@@ -356,6 +387,118 @@ void TileGemmBuilder::emitKBlock(Value ap, Value bp, Value cp,
           acc[r * nt + c]);
 }
 
+void TileGemmBuilder::chooseBlocks() {
+  int64_t regs = unit.operandRegisters;
+  if (!isDot()) {
+    for (int64_t r = 1; r < regs; ++r)
+      for (int64_t c = 1; c < regs; ++c)
+        if (r * c + r + c <= regs && r * c > mt * nt) {
+          mt = r;
+          nt = c;
+        }
+    return;
+  }
+  // Dot products (and loads) issued per cycle: the chip's vector peak for
+  // the operand type over one unit's operations per cycle; 1 where it
+  // states none.
+  double perCycle = 1;
+  if (chip.costModel && chip.clockMHz > 0)
+    if (int64_t peak = chip.costModel->getPeakGFLOPs(unit.aType, "vector"))
+      perCycle =
+          std::max(1.0, peak * 1000.0 /
+                            (chip.clockMHz * 2.0 * unit.m * unit.n * unit.k));
+  // A step of the K loop takes the longest of its MT x NT dot products, its
+  // MT + NT loads, and the unit's latency (each accumulator's chain): the
+  // block's time is the steps of all blocks over the padded M x N. The
+  // registers hold the accumulators, NT vectors of B and a broadcast of A.
+  double best = 0;
+  for (int64_t c = 1; c < regs; ++c)
+    for (int64_t r = 1; r * c + c + 1 <= regs; ++r) {
+      double step = std::max(
+          {r * c / perCycle, (r + c) / perCycle, double(unit.latencyCycles)});
+      double time = double(llvm::divideCeil(m, r)) *
+                    double(llvm::divideCeil(n, c * unit.n)) * step;
+      if (!mt || time < best || (time == best && r * c > mt * nt)) {
+        best = time;
+        mt = r;
+        nt = c;
+      }
+    }
+}
+
+void TileGemmBuilder::emitDotBlock(Value ap, Value bp, Value cp,
+                                   ArrayRef<Value> batchIvs,
+                                   ArrayRef<Value> bBatchIvs, Value kc0,
+                                   Value i0, Value i1, Value j0, Value j1,
+                                   bool first) {
+  Type aElem = cast<MemRefType>(ap.getType()).getElementType();
+  Type cElem = cast<MemRefType>(cp.getType()).getElementType();
+  int64_t lanes = unit.n;
+  auto accType = VectorType::get({lanes}, cElem);
+  auto groupsType = VectorType::get({lanes * vnni}, aElem);
+  auto groupType = VectorType::get({vnni}, aElem);
+  auto wordType = VectorType::get({1}, b.getI32Type());
+  auto wordsType = VectorType::get({lanes}, b.getI32Type());
+  auto jLoop = scf::ForOp::create(b, j0, j1, idx(nt * lanes));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(jLoop.getBody());
+  auto iLoop = scf::ForOp::create(b, i0, i1, idx(mt));
+  b.setInsertionPointToStart(iLoop.getBody());
+  Value i = iLoop.getInductionVar(), j = jLoop.getInductionVar();
+  auto at = [&](Value base, int64_t offset) {
+    return offset ? b.createOrFold<arith::AddIOp>(base, idx(offset)) : base;
+  };
+  auto index = [&](Value row, Value col, ArrayRef<Value> batch) {
+    SmallVector<Value> indices(batch);
+    indices.push_back(row);
+    indices.push_back(col);
+    return indices;
+  };
+  SmallVector<Value> acc;
+  Value zeroAcc;
+  if (first)
+    zeroAcc = arith::ConstantOp::create(b, accType, b.getZeroAttr(accType));
+  for (int64_t r = 0; r < mt; ++r)
+    for (int64_t c = 0; c < nt; ++c)
+      acc.push_back(first ? zeroAcc
+                          : vector::LoadOp::create(
+                                b, accType, cp,
+                                index(at(i, r), at(j, c * lanes), batchIvs))
+                                .getResult());
+  auto kLoop = scf::ForOp::create(b, kc0, at(kc0, kc), idx(vnni), acc);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(kLoop.getBody());
+    Value kk = kLoop.getInductionVar();
+    Value kRow = b.createOrFold<arith::DivUIOp>(kk, idx(vnni));
+    // A's group (K's consecutive pair) of row r in every 32-bit lane.
+    SmallVector<Value> as, bs;
+    for (int64_t r = 0; r < mt; ++r) {
+      Value group = vector::LoadOp::create(b, groupType, ap,
+                                           index(at(i, r), kk, batchIvs));
+      Value word = vector::ExtractOp::create(
+          b, vector::BitCastOp::create(b, wordType, group), int64_t(0));
+      as.push_back(vector::BitCastOp::create(
+          b, groupsType, vector::BroadcastOp::create(b, wordsType, word)));
+    }
+    for (int64_t c = 0; c < nt; ++c) {
+      Value col = b.createOrFold<arith::MulIOp>(at(j, c * lanes), idx(vnni));
+      bs.push_back(vector::LoadOp::create(b, groupsType, bp,
+                                          index(kRow, col, bBatchIvs)));
+    }
+    SmallVector<Value> next(kLoop.getRegionIterArgs());
+    for (int64_t r = 0; r < mt; ++r)
+      for (int64_t c = 0; c < nt; ++c)
+        next[r * nt + c] = x86vector::DotBF16Op::create(
+            b, accType, next[r * nt + c], as[r], bs[c]);
+    scf::YieldOp::create(b, next);
+  }
+  for (int64_t r = 0; r < mt; ++r)
+    for (int64_t c = 0; c < nt; ++c)
+      vector::StoreOp::create(b, kLoop.getResult(r * nt + c), cp,
+                              index(at(i, r), at(j, c * lanes), batchIvs));
+}
+
 bool TileGemmBuilder::packBRows(Value bMem, Value bRows, StringAttr level) {
   OpOperand *bOperand = op.getDpsInputOperand(1);
   AffineMap mapB = op.getMatchingIndexingMap(bOperand);
@@ -481,9 +624,11 @@ bool TileGemmBuilder::readsAInPlace(int64_t l1) {
   int64_t rowBytes = k * aType.getElementTypeBitWidth() / 8;
   // The rows of a tile start at setSpan / gcd(rowBytes, setSpan) distinct
   // offsets of a set span, each in a set of its own.
+  // The rows read together: a tile's, or a dot-product block's.
+  int64_t rows = isDot() ? mt : unit.m;
   int64_t positions =
-      std::min<int64_t>(unit.m, setSpan / std::gcd(rowBytes, setSpan));
-  return unit.m / positions <= ways / 2;
+      std::min<int64_t>(rows, setSpan / std::gcd(rowBytes, setSpan));
+  return rows / positions <= ways / 2;
 }
 
 memref::GlobalOp TileGemmBuilder::constantB() {
@@ -547,49 +692,60 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
   for (int64_t s : batchSizes)
     batches *= s;
 
-  // The accumulator block: the most accumulators that fit beside their
-  // rows of A and columns of B.
-  for (int64_t r = 1; r < unit.operandRegisters; ++r)
-    for (int64_t c = 1; c < unit.operandRegisters; ++c)
-      if (r * c + r + c <= unit.operandRegisters && r * c > mt * nt) {
-        mt = r;
-        nt = c;
-      }
-  int64_t mBlock = mt * unit.m, nBlock = nt * unit.n;
-  mp = llvm::alignTo(m, mBlock);
-  np = llvm::alignTo(n, nBlock);
   int64_t elemBytes = llvm::divideCeil(
       cast<MemRefType>(aMem.getType()).getElementTypeBitWidth(), 8);
 
-  // KC: A's MT tile rows and B's NT tile columns of the KC block in the
-  // per-core cache, a divisor of Kp in steps of the unit's K.
+  // KC: for tiles, A's MT tile rows and B's NT tile columns of the KC block
+  // in the per-core cache, a divisor of Kp in steps of the unit's K; for a
+  // dot product, B's sub-panel (KC x NT vectors) and A's rows in the
+  // innermost cache, where B's sub-panel stays while A's row blocks pass it
+  // (all of K where one row block is all of M: nothing passes it).
   SmallVector<const MemoryLevelDesc *> caches;
   for (const MemoryLevelDesc &level : chip.memoryLevels)
     if (level.kind == MemoryKind::Cache)
       caches.push_back(&level);
   int64_t l1 = caches.empty() ? 32768 : caches[0]->capacityBytes;
   int64_t line = caches.empty() ? 64 : caches[0]->lineBytes;
+  int64_t l2 = caches.size() < 2 ? l1 * 16 : caches[1]->capacityBytes;
+  chooseBlocks();
+  int64_t mBlock = mt * unit.m, nBlock = nt * unit.n;
+  mp = llvm::alignTo(m, mBlock);
+  np = llvm::alignTo(n, nBlock);
   int64_t cBytes = llvm::divideCeil(
       cast<MemRefType>(cMem.getType()).getElementTypeBitWidth(), 8);
   padA = line / elemBytes;
   padB = line / (vnni * elemBytes);
   padC = line / cBytes;
-  int64_t l2 = caches.size() < 2 ? l1 * 16 : caches[1]->capacityBytes;
-  int64_t maxSteps = std::clamp<int64_t>(
-      int64_t(kL2Share * l2) / ((mBlock + nBlock) * unit.k * elemBytes), 1,
-      kMaxUnrolledSteps);
+  int64_t steps = llvm::divideCeil(k, unit.k);
+  int64_t maxSteps =
+      isDot()
+          ? (mp == mBlock ? steps
+                          : std::clamp<int64_t>(
+                                int64_t(kCacheShare * l1) /
+                                    ((mBlock + nBlock) * unit.k * elemBytes),
+                                1, steps))
+          : std::clamp<int64_t>(int64_t(kCacheShare * l2) /
+                                    ((mBlock + nBlock) * unit.k * elemBytes),
+                                1, kMaxUnrolledSteps);
   // K blocks of equal length, Kp their sum: less than one step of the unit
   // past K per block (a divisor of K's steps would be 1 for a prime count:
-  // KC = 32 for the 79 steps of K = 2500).
-  int64_t steps = llvm::divideCeil(k, unit.k);
+  // KC = 32 for the 79 steps of K = 2500). A dot product's blocks, which
+  // are loops, take a few more blocks where that divides K's steps (A then
+  // needs no padding along K and may be read in place).
   int64_t kBlocks = llvm::divideCeil(steps, maxSteps);
+  if (isDot())
+    for (int64_t more = kBlocks; more <= 2 * kBlocks && more <= steps; ++more)
+      if (steps % more == 0) {
+        kBlocks = more;
+        break;
+      }
   kc = llvm::divideCeil(steps, kBlocks) * unit.k;
   kp = kBlocks * kc;
   // MC: A's block MC x KC in the next cache; then M and N blocks split
   // until there are enough tasks for the cores.
   int64_t mTiles = mp / mBlock, nTiles = np / nBlock;
   int64_t mcTiles = std::clamp<int64_t>(
-      int64_t(kL2Share * l2) / (mBlock * kc * elemBytes), 1, mTiles);
+      int64_t(kCacheShare * l2) / (mBlock * kc * elemBytes), 1, mTiles);
   int64_t ncTiles = nTiles;
   auto tasks = [&] {
     return batches * llvm::divideCeil(mTiles, mcTiles) *
@@ -706,13 +862,19 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
     Value j0 = arith::MulIOp::create(b, ivs[nb + 1], idx(nc));
     Value j1 = arith::MinSIOp::create(b, arith::AddIOp::create(b, j0, idx(nc)),
                                       idx(np));
-    emitKBlock(ap, bRows, cp, batchIvs, bBatchIvs, idx(0), i0, i1, j0, j1,
-               /*first=*/true);
+    auto emitBlock = [&](Value kc0, bool first) {
+      if (isDot())
+        emitDotBlock(ap, bRows, cp, batchIvs, bBatchIvs, kc0, i0, i1, j0, j1,
+                     first);
+      else
+        emitKBlock(ap, bRows, cp, batchIvs, bBatchIvs, kc0, i0, i1, j0, j1,
+                   first);
+    };
+    emitBlock(idx(0), /*first=*/true);
     if (kp > kc) {
       auto kLoop = scf::ForOp::create(b, idx(kc), idx(kp), idx(kc));
       b.setInsertionPointToStart(kLoop.getBody());
-      emitKBlock(ap, bRows, cp, batchIvs, bBatchIvs, kLoop.getInductionVar(),
-                 i0, i1, j0, j1, /*first=*/false);
+      emitBlock(kLoop.getInductionVar(), /*first=*/false);
     }
   }
 
@@ -748,15 +910,16 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
   if (bp)
     memref::DeallocOp::create(b, bp);
   memref::DeallocOp::create(b, cp);
-  return llvm::formatv("matrix units: {0} MxNxK {1}x{2}x{3} -> {4} tiles, "
-                       "{5}x{6} accumulator tiles of {7}x{8} per block, "
+  return llvm::formatv("matrix units: {0} MxNxK {1}x{2}x{3} -> {4} {18}, "
+                       "{5}x{6} accumulator {18} of {7}x{8} per block, "
                        "KC={9}, MC={10}, NC={11}, {12} tasks; A {17}, B "
                        "{13} (in {14}-element groups along K), C through a "
                        "{15}x{16} buffer",
                        op->getName(), m, n, k, unit.name, mt, nt, unit.m,
                        unit.n, kc, mc, nc, tasks(),
                        bSource ? "packed at compile time" : "packed", vnni, mp,
-                       np, directA ? "read in place" : "packed")
+                       np, directA ? "read in place" : "packed",
+                       isDot() ? "vectors" : "tiles")
       .str();
 }
 

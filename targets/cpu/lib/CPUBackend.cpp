@@ -59,14 +59,15 @@ using namespace mlir::pb;
 // masked bf16 vector loads and stores move i16 lanes
 // (pb-bf16-memory-as-i16, last). The tile ops of AMX contractions
 // (pb-map-matrix-units) are lowered with the vector ops, to LLVM's
-// intrinsics whose tile configuration the X86 back end derives.
+// intrinsics whose tile configuration the X86 back end derives; so are its
+// x86vector dot products (VDPBF16PS).
 static const char *const kCPUS4 =
     "pb-outline-kernels,pb-kernel-sites{profile=0},"
     "func.func(pb-emulate-bf16,pb-approximate-math,arith-expand,"
     "convert-linalg-to-affine-loops,lower-affine),"
     "convert-scf-to-openmp,"
     "func.func(convert-vector-to-scf,lower-affine,"
-    "convert-vector-to-llvm{enable-amx=1},"
+    "convert-vector-to-llvm{enable-amx=1 enable-x86vector=1},"
     "expand-strided-metadata,lower-affine),"
     "finalize-memref-to-llvm{use-generic-functions=1},"
     "func.func(convert-scf-to-cf,convert-math-to-llvm),"
