@@ -3,7 +3,7 @@
 import argparse
 import logging
 
-from polyblocks.bench.__main__ import _FallbackRecorder, report
+from polyblocks.bench.__main__ import _FallbackRecorder, _accurate_quantized, report
 
 
 def _row(fallbacks):
@@ -126,3 +126,14 @@ def test_kernels_int8_cases_are_the_gemms():
     fn, inputs, _ = kernel_suite.build("gemm512", torch.int8)
     assert all(t.dtype == torch.int8 for t in inputs)
     assert fn(*inputs).dtype == torch.int32
+
+
+def test_int8_accuracy_is_judged_against_the_quantized_eager_error():
+    import torch
+    f32 = [torch.linspace(-1, 1, 64)]
+    noise = torch.linspace(0, 1, 64).sin()
+    eager = [f32[0] + 0.01 * noise]
+    assert _accurate_quantized(f32, eager, [f32[0] + 0.0105 * noise])
+    assert _accurate_quantized(f32, eager, [f32[0] - 0.005 * noise])
+    assert not _accurate_quantized(f32, eager, [f32[0] + 0.02 * noise])
+    assert not _accurate_quantized(f32, eager, [])

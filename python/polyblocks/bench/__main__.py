@@ -26,6 +26,17 @@ With --dtype bf16 the models' parameters and floating-point inputs are
 bfloat16 (model.to(torch.bfloat16)) for every engine, and the accuracy rule's
 tolerance is 1e-2 instead of 1e-3 (the float64 reference stays float64).
 
+With --dtype int8 each model is quantized as PyTorch's PT2E flow does it
+(torch.export with strict tracing, torchao's X86InductorQuantizer with its
+default static config: u8 activations per tensor, i8 weights per channel, one
+calibration call on the input, convert_pt2e), and every engine runs that
+quantized model: eager its reference ops (f32 on dequantized values),
+Inductor its x86 int8 lowering (which needs --freeze to reach oneDNN's
+quantized kernels), PolyBlocks its integer linear layers (see
+polyblocks.torch.quantized). Accuracy: the RMSE of the output against the f32
+model's at most 1.1 x that of the quantized model in eager (plus 1e-6
+relative). Needs the torchao package.
+
 With --freeze, PolyBlocks compiles with freeze=True (parameters become
 constants) and Inductor with torch._inductor.config.freezing = True, so that
 both baselines fold the weights the same way. The header names the torch
@@ -149,7 +160,7 @@ def _compile(model, backend: str, target: str, freeze: bool = False):
     return torch.compile(model, backend=backend)
 
 
-DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "int8": torch.int8}
 # The accuracy rule's tolerance per dtype (allclose, then the RMSE test).
 TOLERANCES = {torch.float32: 1e-3, torch.bfloat16: 1e-2}
 
@@ -160,6 +171,34 @@ def _to_dtype(model, inputs, dtype):
         return model, inputs
     return model.to(dtype), tuple(x.to(dtype) if x.is_floating_point() else x
                                   for x in inputs)
+
+
+def _quantize_pt2e(model, inputs):
+    """`model` quantized with PT2E and the x86 quantizer (see the module
+    docstring), calibrated on `inputs`."""
+    try:
+        from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+        from torchao.quantization.pt2e.quantizer import x86_inductor_quantizer as xiq
+    except ImportError as e:
+        raise RuntimeError("--dtype int8 needs the torchao package (PT2E quantization)") from e
+    exported = torch.export.export(model, inputs, strict=True).module()
+    quantizer = xiq.X86InductorQuantizer()
+    quantizer.set_global(xiq.get_default_x86_inductor_quantization_config())
+    prepared = prepare_pt2e(exported, quantizer)
+    prepared(*inputs)
+    return convert_pt2e(prepared)
+
+
+def _rmse(a, b) -> float:
+    return (a.double() - b.double()).pow(2).mean().sqrt().item()
+
+
+def _accurate_quantized(f32_out, eager_out, res) -> bool:
+    """Each output's RMSE against the f32 model's at most 1.1 x the
+    quantized eager model's (plus 1e-6 of the f32 output's magnitude)."""
+    return len(f32_out) == len(res) == len(eager_out) and all(
+        _rmse(o, f) <= 1.1 * _rmse(e, f) + 1e-6 * f.abs().max().item()
+        for f, e, o in zip(f32_out, eager_out, res))
 
 
 def _accurate(model, inputs, ref, res) -> bool:
@@ -220,8 +259,18 @@ def _compile_baselines(model, inputs, baselines, target: str, freeze: bool, row:
 def bench_model(name: str, args, step) -> dict:
     row: dict = {"model": name}
     model, inputs = models.build(name, batch=args.batch)
-    model, inputs = _to_dtype(model, inputs, DTYPES[args.dtype])
+    f32_out = None
     with torch.no_grad():
+        if args.dtype == "int8":
+            f32_out = models.output_tensors(model(*inputs))
+            try:
+                model = _quantize_pt2e(model, inputs)
+            except Exception as e:  # reported in the table, not fatal
+                row["error"] = "quantization: " + _error_line(e)
+                traceback.print_exc(file=sys.stderr)
+                return row
+        else:
+            model, inputs = _to_dtype(model, inputs, DTYPES[args.dtype])
         step(f"{name}: eager")
         ref = models.output_tensors(model(*inputs))
         engines = {"eager": model}
@@ -242,7 +291,8 @@ def bench_model(name: str, args, step) -> dict:
             logging.getLogger("polyblocks").removeHandler(fallbacks)
         row["polyblocks_compile_s"] = time.perf_counter() - t
         row["eager_fallbacks"] = fallbacks.count
-        row["accurate"] = _accurate(model, inputs, ref, res)
+        row["accurate"] = (_accurate_quantized(f32_out, ref, res) if f32_out is not None
+                           else _accurate(model, inputs, ref, res))
         engines["polyblocks"] = compiled
         _compile_baselines(model, inputs, args.baselines, args.target, args.freeze, row,
                            engines, step=lambda base: step(f"{name}: {base}"))
@@ -372,7 +422,8 @@ def main(argv=None) -> int:
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--out", default="bench-results")
     p.add_argument("--dtype", choices=sorted(DTYPES), default="f32",
-                   help="the models' parameter and input dtype (bf16: model.to(torch.bfloat16))")
+                   help="the models' parameter and input dtype (bf16: model.to(torch.bfloat16); "
+                   "int8: PT2E-quantized with the x86 quantizer)")
     p.add_argument("--freeze", action="store_true",
                    help="PolyBlocks freeze=True against Inductor with freezing on")
     args = p.parse_args(argv)

@@ -31,6 +31,7 @@ from .attention import attention_decompositions
 from .emitter import EmittedGraph, emit_graph, node_support, op_name
 from .foreach import foreach_decompositions
 from .mlir import Unsupported
+from .quantized import lower_quantized
 
 __all__ = ["polyblocks_backend", "Options", "register", "compile_graph"]
 
@@ -466,6 +467,8 @@ def polyblocks_backend(gm: fx.GraphModule, example_inputs, options: dict | None 
                        **kwargs: Any):
     """torch._dynamo backend: ``torch.compile(m, backend="polyblocks")``."""
     opts = Options.parse(options)
+    # PT2E-quantized models: integer linear layers, the rest in f32.
+    lower_quantized(gm)
     if _has_symbolic(example_inputs) or _item_inputs(gm):
         return _Specializing(gm, opts)
     return _aot(gm, example_inputs, opts)
