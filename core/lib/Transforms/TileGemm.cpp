@@ -158,14 +158,16 @@ private:
   /// vectors of accumulators in registers over a loop of K's groups, each
   /// step MT broadcasts of a group of A, NT vectors of B's packed rows and
   /// MT x NT dot products.
-  void emitDotBlock(Value ap, Value bp, Value cp, ArrayRef<Value> batchIvs,
-                    ArrayRef<Value> bBatchIvs, Value kc, Value i0, Value i1,
-                    Value j0, Value j1, bool first);
-  /// One KC block of the micro-kernels of a task (`bBatchIvs`: the batch
-  /// indices of B's packed rows, none for a constant B).
-  void emitKBlock(Value ap, Value bp, Value cp, ArrayRef<Value> batchIvs,
-                  ArrayRef<Value> bBatchIvs, Value kc, Value i0, Value i1,
-                  Value j0, Value j1, bool first);
+  void emitDotBlock(Value ap, Value bp, Value cp, ArrayRef<Value> aBatchIvs,
+                    ArrayRef<Value> bBatchIvs, ArrayRef<Value> batchIvs,
+                    Value kc, Value i0, Value i1, Value j0, Value j1,
+                    bool first);
+  /// One KC block of the micro-kernels of a task (`aBatchIvs`,
+  /// `bBatchIvs`: the batch indices of A's and B's packed rows, those of the
+  /// batch loops that index them; `batchIvs`: all, C's).
+  void emitKBlock(Value ap, Value bp, Value cp, ArrayRef<Value> aBatchIvs,
+                  ArrayRef<Value> bBatchIvs, ArrayRef<Value> batchIvs, Value kc,
+                  Value i0, Value i1, Value j0, Value j1, bool first);
   /// Packs B into `bRows`, its (batch..., K / V, Np x V) view, with vector
   /// loads of V of its rows along N, interleaved by a shuffle and stored as
   /// one row of `bRows`, in tasks over (batch..., K / V) on `level`. Only
@@ -186,10 +188,10 @@ private:
   /// 16 / (ways / 2) distinct sets evict each other.
   bool readsAInPlace(int64_t l1);
   /// The constant global whose values are B, when its indices are plain
-  /// loops other than the batch loops; else null.
+  /// loops; else null.
   memref::GlobalOp constantB();
-  /// A new constant global of B packed as the tiles read it, (Kp / V) x
-  /// (Np x V), zero past K and N.
+  /// A new constant global of B packed as the tiles read it, (B's batch
+  /// indices...) x (Kp / V) x (Np x V), zero past K and N.
   memref::GlobalOp packConstantB(memref::GlobalOp source, SymbolTable &symbols);
 
   linalg::LinalgOp op;
@@ -209,6 +211,27 @@ private:
   /// L1 set and evict each other.
   int64_t padA = 0, padB = 0, padC = 0;
   SmallVector<int64_t> batchSizes;
+  /// The positions in dims.batch of the batch loops that index A, and B: a
+  /// projection split into heads by a fused transpose has a head loop that
+  /// indexes B and C only (A's packed rows are then shared by the heads).
+  SmallVector<unsigned> aBatch, bBatch;
+  /// The extents of the batch loops at `which` (positions in dims.batch),
+  /// then `tail`.
+  SmallVector<int64_t> batchShape(ArrayRef<unsigned> which,
+                                  ArrayRef<int64_t> tail) const {
+    SmallVector<int64_t> shape;
+    for (unsigned i : which)
+      shape.push_back(batchSizes[i]);
+    shape.append(tail.begin(), tail.end());
+    return shape;
+  }
+  static SmallVector<Value> pick(ArrayRef<Value> ivs,
+                                 ArrayRef<unsigned> which) {
+    SmallVector<Value> picked;
+    for (unsigned i : which)
+      picked.push_back(ivs[i]);
+    return picked;
+  }
   /// The K loops, flattened row-major in this order into the GEMM's K (a
   /// convolution's kh, kw, c: the outer ones, then A's innermost), and
   /// their extents.
@@ -324,8 +347,9 @@ void TileGemmBuilder::copyGeneric(
 }
 
 void TileGemmBuilder::emitKBlock(Value ap, Value bp, Value cp,
-                                 ArrayRef<Value> batchIvs,
-                                 ArrayRef<Value> bBatchIvs, Value kc0, Value i0,
+                                 ArrayRef<Value> aBatchIvs,
+                                 ArrayRef<Value> bBatchIvs,
+                                 ArrayRef<Value> batchIvs, Value kc0, Value i0,
                                  Value i1, Value j0, Value j1, bool first) {
   Type aElem = cast<MemRefType>(ap.getType()).getElementType();
   Type cElem = cast<MemRefType>(cp.getType()).getElementType();
@@ -362,7 +386,7 @@ void TileGemmBuilder::emitKBlock(Value ap, Value bp, Value cp,
     SmallVector<Value> as, bs;
     for (int64_t r = 0; r < mt; ++r)
       as.push_back(amx::TileLoadOp::create(
-          b, aTile, ap, index(at(i, r * unit.m), kk, batchIvs)));
+          b, aTile, ap, index(at(i, r * unit.m), kk, aBatchIvs)));
     for (int64_t c = 0; c < nt; ++c) {
       Value col = b.createOrFold<arith::MulIOp>(at(j, c * unit.n), idx(vnni));
       bs.push_back(
@@ -427,8 +451,9 @@ void TileGemmBuilder::chooseBlocks() {
 }
 
 void TileGemmBuilder::emitDotBlock(Value ap, Value bp, Value cp,
-                                   ArrayRef<Value> batchIvs,
-                                   ArrayRef<Value> bBatchIvs, Value kc0,
+                                   ArrayRef<Value> aBatchIvs,
+                                   ArrayRef<Value> bBatchIvs,
+                                   ArrayRef<Value> batchIvs, Value kc0,
                                    Value i0, Value i1, Value j0, Value j1,
                                    bool first) {
   Type aElem = cast<MemRefType>(ap.getType()).getElementType();
@@ -475,7 +500,7 @@ void TileGemmBuilder::emitDotBlock(Value ap, Value bp, Value cp,
     SmallVector<Value> as, bs;
     for (int64_t r = 0; r < mt; ++r) {
       Value group = vector::LoadOp::create(b, groupType, ap,
-                                           index(at(i, r), kk, batchIvs));
+                                           index(at(i, r), kk, aBatchIvs));
       Value word = vector::ExtractOp::create(
           b, vector::BitCastOp::create(b, wordType, group), int64_t(0));
       as.push_back(vector::BitCastOp::create(
@@ -504,6 +529,7 @@ bool TileGemmBuilder::packBRows(Value bMem, Value bRows, StringAttr level) {
   AffineMap mapB = op.getMatchingIndexingMap(bOperand);
   auto last = dyn_cast<AffineDimExpr>(mapB.getResult(mapB.getNumResults() - 1));
   if (vnni != 2 || !last || last.getPosition() != dims.n ||
+      bBatch.size() != batchSizes.size() ||
       llvm::any_of(dims.kOuter, [&](unsigned d) { return ranges[d] != 1; }))
     return false;
   for (AffineExpr e : mapB.getResults().drop_back())
@@ -557,7 +583,8 @@ bool TileGemmBuilder::packBTransposed(Value bMem, Value bRows,
   auto last = dyn_cast<AffineDimExpr>(mapB.getResult(mapB.getNumResults() - 1));
   int64_t lanes = chip.vectorWidthBits / 32;
   if (!last || last.getPosition() != dims.kInner || lanes < 2 ||
-      n % lanes != 0 || (k / vnni) % lanes != 0 ||
+      bBatch.size() != batchSizes.size() || n % lanes != 0 ||
+      (k / vnni) % lanes != 0 ||
       llvm::any_of(dims.kOuter, [&](unsigned d) { return ranges[d] != 1; }))
     return false;
   for (AffineExpr e : mapB.getResults().drop_back())
@@ -607,7 +634,9 @@ bool TileGemmBuilder::readsAInPlace(int64_t l1) {
       dims.m.size() != 1 ||
       llvm::any_of(dims.kOuter, [&](unsigned d) { return ranges[d] != 1; }))
     return false;
-  SmallVector<unsigned> expected(dims.batch);
+  SmallVector<unsigned> expected;
+  for (unsigned i : aBatch)
+    expected.push_back(dims.batch[i]);
   expected.append({dims.m.front(), dims.kInner});
   std::optional<SmallVector<unsigned>> plain =
       getPlainDims(op.getMatchingIndexingMap(aOperand));
@@ -633,11 +662,9 @@ bool TileGemmBuilder::readsAInPlace(int64_t l1) {
 
 memref::GlobalOp TileGemmBuilder::constantB() {
   OpOperand *bOperand = op.getDpsInputOperand(1);
-  for (AffineExpr e : op.getMatchingIndexingMap(bOperand).getResults()) {
-    auto d = dyn_cast<AffineDimExpr>(e);
-    if (!d || llvm::is_contained(dims.batch, d.getPosition()))
+  for (AffineExpr e : op.getMatchingIndexingMap(bOperand).getResults())
+    if (!isa<AffineDimExpr>(e))
       return nullptr;
-  }
   return findConstantGlobal(bOperand->get());
 }
 
@@ -656,19 +683,32 @@ memref::GlobalOp TileGemmBuilder::packConstantB(memref::GlobalOp source,
   }
   ArrayRef<char> data = getDenseBytes(source);
   size_t elemBytes = bType.getElementTypeBitWidth() / 8;
-  SmallVector<int64_t> shape{kp / vnni, (np + padB) * vnni};
-  std::vector<char> packed(shape[0] * shape[1] * elemBytes, 0);
-  for (int64_t kk = 0; kk < k; ++kk) {
-    int64_t kOffset = 0;
-    for (int64_t i = kLoops.size() - 1, rest = kk; i >= 0; --i) {
-      kOffset += (rest % kSizes[i]) * stride[kLoops[i]];
-      rest /= kSizes[i];
+  // (B's batch indices..., Kp / V, (Np + pad) x V).
+  SmallVector<int64_t> shape =
+      batchShape(bBatch, {kp / vnni, (np + padB) * vnni});
+  int64_t batches = 1, matrix = shape[shape.size() - 2] * shape.back();
+  for (unsigned i : bBatch)
+    batches *= batchSizes[i];
+  std::vector<char> packed(batches * matrix * elemBytes, 0);
+  for (int64_t bi = 0; bi < batches; ++bi) {
+    int64_t bOffset = 0;
+    for (int64_t j = bBatch.size() - 1, rest = bi; j >= 0; --j) {
+      bOffset += (rest % batchSizes[bBatch[j]]) * stride[dims.batch[bBatch[j]]];
+      rest /= batchSizes[bBatch[j]];
     }
-    for (int64_t nn = 0; nn < n; ++nn) {
-      int64_t from = kOffset + nn * stride[dims.n];
-      int64_t to = (kk / vnni) * shape[1] + nn * vnni + kk % vnni;
-      std::memcpy(packed.data() + to * elemBytes,
-                  data.data() + from * elemBytes, elemBytes);
+    for (int64_t kk = 0; kk < k; ++kk) {
+      int64_t kOffset = bOffset;
+      for (int64_t i = kLoops.size() - 1, rest = kk; i >= 0; --i) {
+        kOffset += (rest % kSizes[i]) * stride[kLoops[i]];
+        rest /= kSizes[i];
+      }
+      for (int64_t nn = 0; nn < n; ++nn) {
+        int64_t from = kOffset + nn * stride[dims.n];
+        int64_t to =
+            bi * matrix + (kk / vnni) * shape.back() + nn * vnni + kk % vnni;
+        std::memcpy(packed.data() + to * elemBytes,
+                    data.data() + from * elemBytes, elemBytes);
+      }
     }
   }
   return createPackedGlobal(source, "_tiles", shape, bType.getElementType(),
@@ -688,6 +728,13 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
   for (unsigned d : dims.batch)
     batchSizes.push_back(ranges[d]);
   unsigned nb = batchSizes.size();
+  for (auto [i, d] : llvm::enumerate(dims.batch)) {
+    if (op.getMatchingIndexingMap(op.getDpsInputOperand(0)).isFunctionOfDim(d))
+      aBatch.push_back(i);
+    if (op.getMatchingIndexingMap(op.getDpsInputOperand(1)).isFunctionOfDim(d))
+      bBatch.push_back(i);
+  }
+  unsigned naB = aBatch.size(), nbB = bBatch.size();
   int64_t batches = 1;
   for (int64_t s : batchSizes)
     batches *= s;
@@ -784,26 +831,25 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
   for (unsigned d : dims.m)
     mSizes.push_back(ranges[d]);
   bool directA = readsAInPlace(l1);
-  Value ap = directA ? aMem : alloc(shapeWith({mp, kp + padA}), aElem);
+  Value ap = directA ? aMem : alloc(batchShape(aBatch, {mp, kp + padA}), aElem);
   if (!directA && (mp != m || kp != k))
     linalg::FillOp::create(b, ValueRange{zero}, ValueRange{ap});
   if (!directA) {
-    unsigned count = nb + dims.m.size() + kLoops.size();
+    unsigned count = naB + dims.m.size() + kLoops.size();
     SmallVector<AffineExpr> exprs(numLoops, getAffineConstantExpr(0, ctx));
-    for (auto [i, d] : llvm::enumerate(dims.batch))
-      exprs[d] = getAffineDimExpr(i, ctx);
+    for (auto [i, j] : llvm::enumerate(aBatch))
+      exprs[dims.batch[j]] = getAffineDimExpr(i, ctx);
     for (auto [i, d] : llvm::enumerate(dims.m))
-      exprs[d] = getAffineDimExpr(nb + i, ctx);
+      exprs[d] = getAffineDimExpr(naB + i, ctx);
     for (auto [i, d] : llvm::enumerate(kLoops))
-      exprs[d] = getAffineDimExpr(nb + dims.m.size() + i, ctx);
-    SmallVector<int64_t> domain(batchSizes);
-    domain.append(mSizes);
+      exprs[d] = getAffineDimExpr(naB + dims.m.size() + i, ctx);
+    SmallVector<int64_t> domain = batchShape(aBatch, mSizes);
     domain.append(kSizes);
     copyGeneric(domain, aMem,
                 remap(op.getMatchingIndexingMap(op.getDpsInputOperand(0)),
                       exprs, count),
-                region(ap, shapeWith({m, k}),
-                       {Split(nb, mSizes), Split(nb + 1, kSizes)}),
+                region(ap, batchShape(aBatch, {m, k}),
+                       {Split(naB, mSizes), Split(naB + 1, kSizes)}),
                 identity(count), pass);
   }
   // Pack B over (batch..., k / V, n, V), or read it packed at compile time.
@@ -815,33 +861,32 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
         memref::GetGlobalOp::create(b, packed.getType(), packed.getSymName());
     packedSource = bSource;
   } else {
-    bp = alloc(shapeWith({kp / vnni, np + padB, vnni}), aElem);
+    bp = alloc(batchShape(bBatch, {kp / vnni, np + padB, vnni}), aElem);
     if (np != n || kp != k)
       linalg::FillOp::create(b, ValueRange{zero}, ValueRange{bp});
     // B's tiles read rows of Np x V elements: its (K / V, Np x V) view.
     SmallVector<ReassociationIndices> collapse;
-    for (unsigned i = 0; i < nb + 1; ++i)
+    for (unsigned i = 0; i < nbB + 1; ++i)
       collapse.push_back({int64_t(i)});
-    collapse.push_back({int64_t(nb + 1), int64_t(nb + 2)});
+    collapse.push_back({int64_t(nbB + 1), int64_t(nbB + 2)});
     bRows = memref::CollapseShapeOp::create(b, bp, collapse);
     // Two of B's rows at a time, interleaved in registers, where its rows
     // run along N; squares of K groups x columns transposed in registers
     // where they run along K; else a generic over (batch..., k / V, n, V).
     if (!packBRows(bMem, bRows, level) &&
         !packBTransposed(bMem, bRows, level)) {
-      unsigned count = nb + 3;
+      unsigned count = nbB + 3;
       SmallVector<AffineExpr> exprs(numLoops, getAffineConstantExpr(0, ctx));
-      for (auto [i, d] : llvm::enumerate(dims.batch))
-        exprs[d] = getAffineDimExpr(i, ctx);
-      setKExprs(exprs, getAffineDimExpr(nb, ctx) * vnni +
-                           getAffineDimExpr(nb + 2, ctx));
-      exprs[dims.n] = getAffineDimExpr(nb + 1, ctx);
-      SmallVector<int64_t> domain(batchSizes);
-      domain.append({k / vnni, n, vnni});
+      for (auto [i, j] : llvm::enumerate(bBatch))
+        exprs[dims.batch[j]] = getAffineDimExpr(i, ctx);
+      setKExprs(exprs, getAffineDimExpr(nbB, ctx) * vnni +
+                           getAffineDimExpr(nbB + 2, ctx));
+      exprs[dims.n] = getAffineDimExpr(nbB + 1, ctx);
+      SmallVector<int64_t> domain = batchShape(bBatch, {k / vnni, n, vnni});
       copyGeneric(domain, bMem,
                   remap(op.getMatchingIndexingMap(op.getDpsInputOperand(1)),
                         exprs, count),
-                  region(bp, shapeWith({k / vnni, n, vnni}), {}),
+                  region(bp, batchShape(bBatch, {k / vnni, n, vnni}), {}),
                   identity(count), pass);
     }
   }
@@ -853,9 +898,8 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
         {llvm::divideCeilSigned(mp, mc), llvm::divideCeilSigned(np, nc)},
         level);
     SmallVector<Value> batchIvs(ivs.begin(), ivs.begin() + nb);
-    SmallVector<Value> bBatchIvs;
-    if (!bSource)
-      bBatchIvs = batchIvs;
+    SmallVector<Value> aBatchIvs = pick(batchIvs, aBatch);
+    SmallVector<Value> bBatchIvs = pick(batchIvs, bBatch);
     Value i0 = arith::MulIOp::create(b, ivs[nb], idx(mc));
     Value i1 = arith::MinSIOp::create(b, arith::AddIOp::create(b, i0, idx(mc)),
                                       idx(mp));
@@ -864,11 +908,11 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
                                       idx(np));
     auto emitBlock = [&](Value kc0, bool first) {
       if (isDot())
-        emitDotBlock(ap, bRows, cp, batchIvs, bBatchIvs, kc0, i0, i1, j0, j1,
-                     first);
+        emitDotBlock(ap, bRows, cp, aBatchIvs, bBatchIvs, batchIvs, kc0, i0, i1,
+                     j0, j1, first);
       else
-        emitKBlock(ap, bRows, cp, batchIvs, bBatchIvs, kc0, i0, i1, j0, j1,
-                   first);
+        emitKBlock(ap, bRows, cp, aBatchIvs, bBatchIvs, batchIvs, kc0, i0, i1,
+                   j0, j1, first);
     };
     emitBlock(idx(0), /*first=*/true);
     if (kp > kc) {
