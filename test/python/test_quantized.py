@@ -1,6 +1,6 @@
-"""PT2E-quantized graphs (polyblocks.torch.quantized): linear layers whose
-input and weight are dequantized become int8 x int8 -> int32 products, the
-other quantize/dequantize pairs their f32 values; compiled in strict mode
+"""PT2E-quantized graphs (polyblocks.torch.quantized): linear layers and
+convolutions whose input and weight are dequantized become int8 x int8 ->
+int32 products, the other quantize/dequantize pairs their f32 values; compiled in strict mode
 (nothing in eager), checked against the quantized model run in eager."""
 
 import pytest
@@ -40,7 +40,7 @@ def _lowered_targets(fn, inputs):
     targets = []
 
     def backend(gm, example_inputs):
-        lower_quantized(gm)
+        lower_quantized(gm, example_inputs)
         targets.extend(str(n.target) for n in gm.graph.nodes if n.op == "call_function")
         return gm.forward
 
@@ -71,27 +71,74 @@ def test_integer_linear(qtype, x_zero, zero_range, x_shape):
     assert torch.allclose(got, want, rtol=1e-5, atol=1e-5 * want.abs().max().item())
 
 
-def test_dequantized_convolution_runs_in_f32():
-    """A quantized convolution's operands (and a residual add of dequantized
-    values) take their f32 values; no integer convolution yet."""
-    g = torch.Generator().manual_seed(1)
-    wq = torch.randint(-128, 128, (8, 4, 3, 3), generator=g, dtype=torch.int8)
-    sw = torch.rand(8, generator=g) * 0.02 + 0.001
-    zw = torch.zeros(8, dtype=torch.int64)
-
-    def fn(x, wq, sw, zw):
-        xd = qd.dequantize_per_tensor(qd.quantize_per_tensor(x, 0.1, 128, 0, 255, torch.uint8),
-                                      0.1, 128, 0, 255, torch.uint8)
+def _quantized_conv(zx, stride, padding, groups=1):
+    def fn(x, wq, sw, zw, b):
+        xd = qd.dequantize_per_tensor(qd.quantize_per_tensor(x, 0.1, zx, 0, 255, torch.uint8),
+                                      0.1, zx, 0, 255, torch.uint8)
         wd = qd.dequantize_per_channel(wq, sw, zw, 0, -128, 127, torch.int8)
-        y = F.conv2d(xd, wd, padding=1)
-        return y + xd.sum(1, keepdim=True)
+        y = F.conv2d(xd, wd, b, stride=stride, padding=padding, groups=groups)
+        return y + xd.mean()   # a dequantized value used elsewhere too
+    return fn
 
-    x = torch.randn(2, 4, 10, 10, generator=g)
-    targets = _lowered_targets(fn, (x, wq, sw, zw))
+
+def _conv_weights(f, c, k, g, zero_range=(0, 1)):
+    wq = torch.randint(-128, 128, (f, c, k, k), generator=g, dtype=torch.int8)
+    sw = torch.rand(f, generator=g) * 0.02 + 0.001
+    zw = torch.randint(*zero_range, (f,), generator=g)
+    return wq, sw, zw, torch.randn(f, generator=g)
+
+
+@pytest.mark.parametrize("zx,stride,padding,k", [
+    (131, 1, 1, 3),     # padded with the zero point's code, not with 0
+    (0, 2, 0, 1),       # a strided 1x1
+    (250, 2, 2, 5),
+], ids=["3x3-pad", "1x1-stride2", "5x5-pad2-stride2"])
+def test_integer_convolution(zx, stride, padding, k):
+    g = torch.Generator().manual_seed(1)
+    inputs = (torch.randn(2, 8, 11, 11, generator=g) * 2, *_conv_weights(16, 8, k, g))
+    fn = _quantized_conv(zx, stride, padding)
+    targets = _lowered_targets(fn, inputs)
+    assert "polyblocks.conv2d_int8.default" in targets
     assert not any("quantized_decomposed" in t for t in targets), targets
-    want = fn(x, wq, sw, zw)
-    got = compile_strict(fn)(x, wq, sw, zw)
+    want = fn(*inputs)
+    got = compile_strict(fn)(*inputs)
     assert torch.allclose(got, want, rtol=1e-5, atol=1e-5 * want.abs().max().item())
+
+
+@pytest.mark.parametrize("case", ["grouped", "asymmetric-weights", "rgb-stem"])
+def test_dequantized_convolution_stays_f32(case):
+    """Grouped convolutions, weights with zero points and a K that is no
+    multiple of 4 (3 x 7 x 7) take the dequantized values in f32."""
+    g = torch.Generator().manual_seed(2)
+    c, k, groups, zero_range = {"grouped": (8, 3, 2, (0, 1)),
+                                "asymmetric-weights": (8, 3, 1, (-2, 3)),
+                                "rgb-stem": (3, 7, 1, (0, 1))}[case]
+    inputs = (torch.randn(1, c, 12, 12, generator=g), *_conv_weights(8, c // groups, k, g,
+                                                                    zero_range))
+    fn = _quantized_conv(128, 1, 1, groups)
+    targets = _lowered_targets(fn, inputs)
+    assert "polyblocks.conv2d_int8.default" not in targets
+    assert not any("quantized_decomposed" in t for t in targets), targets
+    want = fn(*inputs)
+    got = compile_strict(fn)(*inputs)
+    assert torch.allclose(got, want, rtol=1e-5, atol=1e-5 * want.abs().max().item())
+
+
+def test_conv2d_int8_op():
+    """polyblocks::conv2d_int8 in eager (exact f64 sums) and compiled."""
+    from polyblocks.torch.int8_ops import conv2d_int8
+    g = torch.Generator().manual_seed(3)
+    x = torch.randint(-128, 128, (2, 8, 9, 9), generator=g, dtype=torch.int8)
+    w = torch.randint(-128, 128, (16, 8, 3, 3), generator=g, dtype=torch.int8)
+    want = torch.nn.functional.conv2d(x.long().double(), w.long().double(), stride=2,
+                                      dilation=2).long()
+    got = conv2d_int8(x, w, [2, 2], [2, 2])
+    assert got.dtype == torch.int32 and torch.equal(got.long(), want)
+    compiled = compile_strict(lambda x, w: torch.ops.polyblocks.conv2d_int8(x, w, [2, 2],
+                                                                            [2, 2]))
+    assert torch.equal(compiled(x, w).long(), want)
+    with pytest.raises(TypeError):
+        conv2d_int8(x.float(), w, [1, 1], [1, 1])
 
 
 def test_codes_leaving_the_graph_stay():
@@ -113,15 +160,34 @@ def test_graph_without_quantized_ops_is_unchanged():
     assert str(gm.graph) == before
 
 
-def test_pt2e_x86_quantizer_model():
+class _ConvNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, padding=1)        # K = 27: stays f32
+        self.conv = nn.Conv2d(16, 16, 3, padding=1)
+        self.down = nn.Conv2d(16, 32, 1, stride=2)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.stem(x))
+        x = torch.relu(self.conv(x) + x)                  # a residual add
+        x = self.down(x).mean((2, 3))
+        return self.fc(x)
+
+
+@pytest.mark.parametrize("name", ["mlp", "convnet"])
+def test_pt2e_x86_quantizer_model(name):
     """A model quantized as users do (export, the x86 quantizer, one
     calibration batch): the same outputs as the quantized model in eager."""
     pt2e = pytest.importorskip("torchao.quantization.pt2e.quantize_pt2e")
     xiq = pytest.importorskip("torchao.quantization.pt2e.quantizer.x86_inductor_quantizer")
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(64, 48), nn.ReLU(), nn.Linear(48, 32), nn.GELU(),
-                          nn.Linear(32, 16)).eval()
-    x = torch.randn(4, 8, 64)
+    if name == "mlp":
+        model = nn.Sequential(nn.Linear(64, 48), nn.ReLU(), nn.Linear(48, 32), nn.GELU(),
+                              nn.Linear(32, 16)).eval()
+        x = torch.randn(4, 8, 64)
+    else:
+        model, x = _ConvNet().eval(), torch.randn(2, 3, 16, 16)
     exported = torch.export.export(model, (x,), strict=True).module()
     quantizer = xiq.X86InductorQuantizer()
     quantizer.set_global(xiq.get_default_x86_inductor_quantization_config())

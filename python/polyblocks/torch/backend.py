@@ -468,7 +468,7 @@ def polyblocks_backend(gm: fx.GraphModule, example_inputs, options: dict | None 
     """torch._dynamo backend: ``torch.compile(m, backend="polyblocks")``."""
     opts = Options.parse(options)
     # PT2E-quantized models: integer linear layers, the rest in f32.
-    lower_quantized(gm)
+    lower_quantized(gm, example_inputs)
     if _has_symbolic(example_inputs) or _item_inputs(gm):
         return _Specializing(gm, opts)
     return _aot(gm, example_inputs, opts)

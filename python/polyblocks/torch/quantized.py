@@ -22,11 +22,18 @@ rewrites:
                               - zw[n] rowsum(xq)[m] + K zx' zw[n]) + bias[n]
 
   with the integer sums exact in i32 (the reference computes them in f32);
+- a 2-d convolution of one group whose input and weight are both
+  dequantized, with zero weight zero points (symmetric, as the x86
+  quantizer makes them) and C x KH x KW a multiple of 4 (whole 32-bit
+  groups of i8, the int8 units' K step: an RGB stem's 3 x 7 x 7 is not),
+  into ``polyblocks::conv2d_int8`` (int8_ops.py) on x's codes padded with
+  x's zero point (a padded zero of the dequantized input), minus zx' x the
+  filter's sum per output channel, scaled by sx x sw and plus the bias;
 - every other ``dequantize_per_tensor(quantize_per_tensor(x))`` into its
   f32 value (clamp(round(x / s) + z, qmin, qmax) - z) * s, and every other
   ``dequantize_per_channel`` of a weight into (wq - z[c]) * s[c]: such ops
-  (a quantized convolution's operands, a residual add's) run in f32 with
-  the quantized model's values.
+  (grouped and depthwise convolutions, attention's matmuls, a residual
+  add's operands) run in f32 with the quantized model's values.
 
 Quantize ops whose codes leave the graph, ``.tensor`` overloads (scales as
 tensors: dynamic quantization) and ``choose_qparams`` stay as they are and
@@ -37,6 +44,8 @@ from __future__ import annotations
 
 import torch
 import torch.fx as fx
+
+from . import int8_ops  # noqa: F401  (torch.ops.polyblocks.conv2d_int8)
 
 __all__ = ["lower_quantized"]
 
@@ -77,9 +86,42 @@ def _is(node, target) -> bool:
 _LINEARS = (aten.linear.default, torch.nn.functional.linear, torch._C._nn.linear)
 
 
-def lower_quantized(gm: fx.GraphModule) -> bool:
+# The 2-d convolution as dynamo records it (ATen's in an exported program's
+# graph, torch.conv2d = F.conv2d in Python code), and its defaults.
+_CONV2DS = (aten.conv2d.default, torch.conv2d)
+_CONV2D_DEFAULTS = (None, None, None, 1, 0, 1, 1)  # x, w, bias, stride, padding, dilation, groups
+
+
+def _value(gm: fx.GraphModule, node, example_inputs) -> torch.Tensor | None:
+    """The tensor a placeholder (its example input) or get_attr node holds
+    when the graph is compiled, or None."""
+    if not isinstance(node, fx.Node):
+        return None
+    if node.op == "get_attr":
+        value = gm
+        for part in node.target.split("."):
+            value = getattr(value, part, None)
+        return value if isinstance(value, torch.Tensor) else None
+    if node.op == "placeholder" and example_inputs is not None:
+        placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        value = example_inputs[placeholders.index(node)]
+        return value if isinstance(value, torch.Tensor) else None
+    return None
+
+
+def _pair(v) -> list[int] | None:
+    if isinstance(v, int):
+        return [v, v]
+    if isinstance(v, (list, tuple)) and len(v) == 2 and all(isinstance(i, int) for i in v):
+        return list(v)
+    return None
+
+
+def lower_quantized(gm: fx.GraphModule, example_inputs=None) -> bool:
     """Rewrites ``gm``'s quantize/dequantize patterns (see the module
-    docstring) in place; returns whether it changed the graph."""
+    docstring) in place; returns whether it changed the graph.
+    ``example_inputs`` (dynamo's, one per placeholder) tell whether the
+    weights' zero points are zero."""
     ops = _quantized_ops()
     if ops is None:
         return False
@@ -144,6 +186,61 @@ def lower_quantized(gm: fx.GraphModule) -> bool:
             if bias is not None:
                 y = call(aten.add.Tensor, y, bias)
             y = call(aten.reshape.default, y, x_shape[:-1] + [n])
+        node.replace_all_uses_with(y)
+        graph.erase_node(node)
+        changed = True
+
+    # Quantized 2-d convolutions (one group, symmetric weights): int8 x int8
+    # -> int32 on x's codes padded with x's zero point (a padded zero of
+    # the dequantized input), minus zx' x the filter's sums per channel.
+    for node in list(graph.nodes):
+        if not (_is(node, aten.conv2d.default)
+                or (node.op == "call_function" and node.target is torch.conv2d)):
+            continue
+        args = list(node.args) + list(_CONV2D_DEFAULTS[len(node.args):])
+        for i, name in enumerate(("input", "weight", "bias", "stride", "padding", "dilation",
+                                  "groups")):
+            if name in node.kwargs:
+                args[i] = node.kwargs[name]
+        x, w, bias, stride, padding, dilation, groups = args
+        stride, padding, dilation = _pair(stride), _pair(padding), _pair(dilation)
+        if not (_is(x, dequantize) and _is(x.args[0], quantize) and _is(w, dequantize_channel)
+                and groups == 1 and stride and padding and dilation):
+            continue
+        q = x.args[0]
+        source, sx, zx, qmin, qmax, qtype = q.args[:6]
+        wq, sw, zw, axis, wmin, wmax, wtype = w.args[:7]
+        w_shape = _shape(wq)
+        zero_points = _value(gm, zw, example_inputs)
+        if (qtype not in (torch.uint8, torch.int8)
+                or tuple(x.args[1:6]) != (sx, zx, qmin, qmax, qtype)
+                or wtype != torch.int8 or (wmin, wmax) != (-128, 127) or axis != 0
+                or w_shape is None or len(w_shape) != 4
+                or not isinstance(sx, float) or not isinstance(zx, int)
+                or zero_points is None or bool(zero_points.any())
+                # K = C x KH x KW in whole 32-bit groups of i8 (the int8
+                # units' K step); else (an RGB stem's 3 x 7 x 7) it stays f32.
+                or (w_shape[1] * w_shape[2] * w_shape[3]) % 4 != 0):
+            continue
+        offset = 128 if qtype == torch.uint8 else 0
+        zx_shifted = zx - offset
+        with graph.inserting_before(node):
+            codes = quantize_codes(source, sx, zx, qmin, qmax, offset)
+            xq = call(aten._to_copy.default, codes, dtype=torch.int8)
+            if any(padding):
+                xq = call(aten.constant_pad_nd.default, xq,
+                          [padding[1], padding[1], padding[0], padding[0]], zx_shifted)
+            acc = call(torch.ops.polyblocks.conv2d_int8.default, xq, wq, stride, dilation)
+            w32 = call(aten._to_copy.default, wq, dtype=torch.int32)
+            wsum = call(aten.sum.dim_IntList, w32, [1, 2, 3], False, dtype=torch.int32)
+            correction = along(call(aten.mul.Tensor, wsum, zx_shifted), 1, 4)
+            exact = call(aten.sub.Tensor, acc, correction)
+            scale = along(call(aten.mul.Tensor,
+                               call(aten._to_copy.default, sw, dtype=torch.float32), sx), 1, 4)
+            y = call(aten.mul.Tensor, call(aten._to_copy.default, exact, dtype=torch.float32),
+                     scale)
+            if bias is not None:
+                y = call(aten.add.Tensor, y, along(bias, 1, 4))
         node.replace_all_uses_with(y)
         graph.erase_node(node)
         changed = True

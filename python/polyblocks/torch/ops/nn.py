@@ -5,6 +5,7 @@ from __future__ import annotations
 from ._common import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
 from .reductions import *  # noqa: F401,F403
+from .. import int8_ops  # noqa: F401  (defines torch.ops.polyblocks.conv2d_int8)
 
 
 # ---------------------------------------------------------------------------
@@ -111,6 +112,13 @@ def conv_nchw(b, x: Value, w: Value, stride, dilation, groups: int, conv_shape,
                     f"{xg.type}, {wg.type}) outs({init.name} : {init.type}) -> {init.type}",
                     gshape, acc)
     return b.reshape(r, conv_shape)
+
+
+@register(torch.ops.polyblocks.conv2d_int8.default)
+def _conv2d_int8(cx, x, w, stride, dilation):
+    """polyblocks::conv2d_int8 (int8_ops.py): the named convolution
+    sign-extending its i8 operands into the i32 accumulator."""
+    return conv_nchw(cx.b, x, w, list(stride), list(dilation), 1, cx.shape, torch.int32)
 
 
 @register(aten.convolution.default)
