@@ -176,9 +176,12 @@ SmallVector<const MatrixUnitDesc *> findVNNIUnits(const ChipDesc &chip,
                                                   ElementType a, ElementType b,
                                                   ElementType c);
 /// Why `op` cannot run on the unit `unit` (findVNNIUnits), or "" when it
-/// can.
+/// can. With `onlyUnit` (the chip has no vector outer-product unit for
+/// these types: i8) one smaller than the unit in M, N or K runs on it
+/// padded rather than as scalar loops.
 std::string checkTileGemm(linalg::LinalgOp op, const GemmDims &dims,
-                          const MatrixUnitDesc &unit, const ChipDesc &chip);
+                          const MatrixUnitDesc &unit, const ChipDesc &chip,
+                          bool onlyUnit);
 /// Emits `op` on the unit before `op` (which the caller erases), with
 /// `fill` C's uniform value before it (the caller erases the fill) or null,
 /// the tasks on compute level `level`; returns the plan in words. With
@@ -186,8 +189,8 @@ std::string checkTileGemm(linalg::LinalgOp op, const GemmDims &dims,
 /// `packedSource` set to the original.
 std::string buildTileGemm(linalg::LinalgOp op, const GemmDims &dims,
                           const MatrixUnitDesc &unit, const ChipDesc &chip,
-                          Value fill, StringAttr level, SymbolTable *symbols,
-                          memref::GlobalOp &packedSource);
+                          bool onlyUnit, Value fill, StringAttr level,
+                          SymbolTable *symbols, memref::GlobalOp &packedSource);
 
 /// Transposes the n x n matrix whose rows are the n-lane vectors `rows` in
 /// registers: log2(n) rounds of two shuffles per pair of rows.

@@ -518,8 +518,13 @@ void PBMapMatrixUnitsPass::mapContraction(
   SmallVector<const MatrixUnitDesc *> grouped;
   if (at && bt && ct)
     grouped = findVNNIUnits(chip, *at, *bt, *ct);
+  // Without a vector outer-product unit for these types (i8), the last
+  // such unit takes contractions smaller than itself too, padded.
+  bool noOuterProduct =
+      !(at && bt && ct && findThreadScopeUnit(chip, *at, *bt, *ct, 0));
   for (const MatrixUnitDesc *tile : grouped) {
-    std::string why = checkTileGemm(op, dims, *tile, chip);
+    bool onlyUnit = noOuterProduct && tile == grouped.back();
+    std::string why = checkTileGemm(op, dims, *tile, chip, onlyUnit);
     if (why.empty()) {
       std::optional<std::pair<affine::AffineForOp, Value>> fill;
       if (aMem != cMem && bMem != cMem)
@@ -529,7 +534,7 @@ void PBMapMatrixUnitsPass::mapContraction(
                           stringifyComputeLevelKind(chip.getTaskLevel()->kind));
       memref::GlobalOp packedSource;
       std::string plan = buildTileGemm(
-          op, dims, *tile, chip, fill ? fill->second : Value(), level,
+          op, dims, *tile, chip, onlyUnit, fill ? fill->second : Value(), level,
           packConstants ? &symbols : nullptr, packedSource);
       explain(op, plan);
       if (packedSource)

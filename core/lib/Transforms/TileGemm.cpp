@@ -105,8 +105,10 @@ public:
       : op(op), dims(dims), unit(unit), chip(chip), b(op.getLoc(), op),
         ranges(op.getStaticLoopRanges()) {}
 
-  /// Why `op` cannot run on the unit, or "" when it can.
-  std::string check();
+  /// Why `op` cannot run on the unit, or "" when it can. With
+  /// `onlyUnit` (the chip has no other unit for these types) contractions
+  /// smaller than the unit in M, N or K run on it too, padded.
+  std::string check(bool onlyUnit);
   /// Emits the tile GEMM before `op`; `fill` is C's uniform value before it
   /// (the caller erases the fill), or null. With `symbols`, a constant B is
   /// packed at compile time into a new global (`packedSource` is then set
@@ -249,7 +251,7 @@ private:
 };
 } // namespace
 
-std::string TileGemmBuilder::check() {
+std::string TileGemmBuilder::check(bool onlyUnit) {
   for (Value v : op->getOperands()) {
     auto type = dyn_cast<MemRefType>(v.getType());
     if (!type || !type.hasStaticShape())
@@ -275,7 +277,9 @@ std::string TileGemmBuilder::check() {
   int64_t elemBits = cast<MemRefType>(op.getDpsInputOperand(0)->get().getType())
                          .getElementTypeBitWidth();
   vnni = 32 / elemBits;
-  if (isDot()) {
+  if (onlyUnit) {
+    // Padded: tiles of zeros past M, N and K still beat scalar code.
+  } else if (isDot()) {
     if (n < unit.n)
       return llvm::formatv("N ({0}) is narrower than the unit's {1} columns", n,
                            unit.n)
@@ -970,16 +974,16 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
 std::string mlir::pb::gemm::checkTileGemm(linalg::LinalgOp op,
                                           const GemmDims &dims,
                                           const MatrixUnitDesc &unit,
-                                          const ChipDesc &chip) {
-  return TileGemmBuilder(op, dims, unit, chip).check();
+                                          const ChipDesc &chip, bool onlyUnit) {
+  return TileGemmBuilder(op, dims, unit, chip).check(onlyUnit);
 }
 
 std::string mlir::pb::gemm::buildTileGemm(
     linalg::LinalgOp op, const GemmDims &dims, const MatrixUnitDesc &unit,
-    const ChipDesc &chip, Value fill, StringAttr level, SymbolTable *symbols,
-    memref::GlobalOp &packedSource) {
+    const ChipDesc &chip, bool onlyUnit, Value fill, StringAttr level,
+    SymbolTable *symbols, memref::GlobalOp &packedSource) {
   TileGemmBuilder builder(op, dims, unit, chip);
-  [[maybe_unused]] std::string why = builder.check();
+  [[maybe_unused]] std::string why = builder.check(onlyUnit);
   assert(why.empty() && "checkTileGemm first");
   return builder.build(fill, level, symbols, packedSource);
 }

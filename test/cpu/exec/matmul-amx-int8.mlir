@@ -10,10 +10,14 @@
 // AMX_I8_16x16x64_I32, tdpbssd), exactly equal to the reference lowering,
 // at sizes that are no multiple of a tile and with K over two K blocks.
 // EXPLAIN-COUNT-3: -> AMX_I8_16x16x64_I32 tiles
+// The chip has no other i8 unit: smaller contractions take the tiles too,
+// zeros past M, N and K (a 1x1 convolution over 16 channels, one row).
+// EXPLAIN: MxNxK 7x20x16 -> AMX_I8_16x16x64_I32 tiles
 // ASM: tdpbssd
 // CHECK: OK odd: 1551 values match the reference
 // CHECK: OK long_k: 4096 values match the reference
 // CHECK: OK transposed_b: 3072 values match the reference
+// CHECK: OK small: 140 values match the reference
 
 func.func @odd(%a: tensor<33x200xi8>, %b: tensor<200x47xi8>) -> tensor<33x47xi32> {
   %z = arith.constant 0 : i32
@@ -45,4 +49,13 @@ func.func @transposed_b(%x: tensor<48x256xi8>, %w: tensor<64x256xi8>) -> tensor<
       ins(%x, %w : tensor<48x256xi8>, tensor<64x256xi8>)
       outs(%f : tensor<48x64xi32>) -> tensor<48x64xi32>
   return %r : tensor<48x64xi32>
+}
+
+func.func @small(%a: tensor<7x16xi8>, %b: tensor<16x20xi8>) -> tensor<7x20xi32> {
+  %z = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<7x20xi32>
+  %f = linalg.fill ins(%z : i32) outs(%e : tensor<7x20xi32>) -> tensor<7x20xi32>
+  %r = linalg.matmul ins(%a, %b : tensor<7x16xi8>, tensor<16x20xi8>)
+                     outs(%f : tensor<7x20xi32>) -> tensor<7x20xi32>
+  return %r : tensor<7x20xi32>
 }
