@@ -655,9 +655,9 @@ bool TileGemmBuilder::readsAInPlace(int64_t l1) {
   int64_t ways = cache && cache->ways > 0 ? cache->ways : 8;
   int64_t setSpan = l1 / ways;
   int64_t rowBytes = k * aType.getElementTypeBitWidth() / 8;
-  // The rows of a tile start at setSpan / gcd(rowBytes, setSpan) distinct
-  // offsets of a set span, each in a set of its own.
-  // The rows read together: a tile's, or a dot-product block's.
+  // The rows read together (a tile's, or a dot-product block's) start at
+  // setSpan / gcd(rowBytes, setSpan) distinct offsets of a set span, each
+  // in a set of its own.
   int64_t rows = isDot() ? mt : unit.m;
   int64_t positions =
       std::min<int64_t>(rows, setSpan / std::gcd(rowBytes, setSpan));
