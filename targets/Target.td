@@ -123,6 +123,12 @@ def X86VectorDot
     : PBMatrixLowering<"x86vector.avx512.dot",
                        "dot products of 32-bit groups into vector lanes "
                        "(AVX512-BF16 VDPBF16PS) of a core">;
+def AVX512VNNIDot
+    : PBMatrixLowering<"llvm.call_intrinsic (llvm.x86.avx512.vpdpbusd.512)",
+                       "u8 x s8 quad dot products into i32 lanes "
+                       "(AVX512-VNNI VPDPBUSD) of a core; s8 A is offset "
+                       "by 128 and the sums corrected by 128 x B's column "
+                       "sums">;
 
 //===----------------------------------------------------------------------===//
 // Features.

@@ -47,6 +47,8 @@ if {"amx_tile", "amx_int8"} <= cpu_flags:
     config.available_features.add("host-amx-int8")
 if "avx512_bf16" in cpu_flags:
     config.available_features.add("host-avx512-bf16")
+if "avx512_vnni" in cpu_flags:
+    config.available_features.add("host-avx512-vnni")
 
 if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")

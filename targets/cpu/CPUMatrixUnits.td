@@ -23,6 +23,12 @@
 // products to the lane's f32: C[1x16] += A[1x2] * B[2x16], twice the
 // multiply-adds of a VFMADD231PS per instruction, on unwidened operands.
 //
+// AVX512-VNNI's VPDPBUSD likewise multiplies four u8 of A (one quad
+// broadcast to every lane) by four s8 of each of 16 columns of B and adds
+// the four products to the lane's i32: C[1x16] += A[1x4] * B[4x16]. Signed
+// A (linalg's i8 contractions) is offset by 128 into u8, and 128 x B's
+// column sums subtracted from the sums.
+//
 // AMX (Intel Sapphire Rapids and later) is a matrix unit proper: TDPBF16PS
 // multiplies a 16x32 bf16 tile of A by a 32x16 tile of B, held as 16 rows of
 // 16 K pairs (VNNI), into a 16x16 f32 tile, all in eight tile registers;
@@ -39,7 +45,8 @@
 //    one TDPBF16PS of 16x16x32 per 16 cycles per core, 8 tile registers of
 //    16 rows x 64 bytes; "Intel AVX-512 BF16": VDPBF16PS.
 //  * The VDPBF16PS latency (6 cycles) is an estimate: the documents above
-//    give none; it is the FMA's 4 plus the pair's addition.
+//    give none; it is the FMA's 4 plus the pair's addition. VPDPBUSD's (5)
+//    likewise.
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,6 +106,14 @@ def VDPBF16PS_BF16_1x16x2_F32
   let Requires = [FeatureAVX512BF16];
   let LatencyCycles = 6;
   // The 32 zmm registers: accumulators, B's vectors and A's broadcast.
+  let OperandRegisters = 32;
+}
+
+def VPDPBUSD_I8_1x16x4_I32
+    : PBMatrixUnit<"llvm.x86.avx512.vpdpbusd.512", 1, 16, 4, I8, I8, I32,
+                   ThreadScope, RegistersBroadcastGroups, AVX512VNNIDot> {
+  let Requires = [FeatureAVX512VNNI];
+  let LatencyCycles = 5;
   let OperandRegisters = 32;
 }
 

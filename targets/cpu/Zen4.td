@@ -7,7 +7,8 @@
 // AMD Zen 4 cores (EPYC 9004 "Genoa", Ryzen 7000): x86-64-v4 plus the
 // AVX512-BF16 and AVX512-VNNI extensions, which the x86-64-v4 level does
 // not include. bf16 contractions run on VDPBF16PS
-// (VDPBF16PS_BF16_1x16x2_F32) instead of widening to f32. cpu-host also
+// (VDPBF16PS_BF16_1x16x2_F32) instead of widening to f32, int8 ones on
+// VPDPBUSD (VPDPBUSD_I8_1x16x4_I32) instead of scalar loops. cpu-host also
 // resolves to this chip on other AVX-512 CPUs that report both extensions
 // and no AMX (Intel Cooper Lake): its code runs there, its figures are a
 // Zen 4 core's.
@@ -47,7 +48,7 @@ def Zen4 : PBChip<"cpu-zen4", CPU> {
   let ComputeLevels = [X86_64_V4_Socket, X86_64_V4_Core, X86_64_V4_Lane];
   let MemoryLevels = [X86_64_V4_Registers, X86_64_V4_L1, X86_64_V4_L2,
                       X86_64_V4_L3, X86_64_V4_DRAM];
-  let MatrixUnits = [VDPBF16PS_BF16_1x16x2_F32,
+  let MatrixUnits = [VDPBF16PS_BF16_1x16x2_F32, VPDPBUSD_I8_1x16x4_I32,
                      VFMA_F32_1x16x1_F32, VFMA_F32_1x8x1_F32,
                      VFMA_BF16_1x16x1_F32, VFMA_BF16_1x8x1_F32,
                      VFMA_F16_1x16x1_F32, VFMA_F16_1x8x1_F32];
@@ -58,7 +59,9 @@ def Zen4 : PBChip<"cpu-zen4", CPU> {
     PBPeakCompute<F64, "vector", 38>,          // 8 x 2 x 2.4 = 38.4
     // One 512-bit VDPBF16PS per clock: 16 x 2 pairs x 2 x 2.4 (estimate:
     // assumes the FMA's rate).
-    PBPeakCompute<BF16, "vector", 154>
+    PBPeakCompute<BF16, "vector", 154>,
+    // One 512-bit VPDPBUSD per clock: 16 x 4 x 2 x 2.4 (estimate, likewise).
+    PBPeakCompute<I8, "vector", 307>
   ];
   // Estimate, as for x86-64-v3: parallel-region fork/join; not a vendor
   // figure.

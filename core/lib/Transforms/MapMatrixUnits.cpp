@@ -37,6 +37,7 @@
 
 #include "mlir/Analysis/FlatLinearValueConstraints.h"
 #include "mlir/Dialect/Affine/LoopUtils.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/IRMapping.h"
@@ -82,10 +83,11 @@ public:
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     SetVector<memref::GlobalOp> packedSources;
-    // The `amx` and `x86vector` dialects only where a chip has units
-    // lowered to them: a loaded dialect's LLVM-conversion interface joins
-    // every later convert-*-to-llvm that gathers them (convert-gpu-to-rocdl
-    // then lowered math.rsqrt to sqrt and a division instead of
+    // The `amx`, `x86vector` (and `llvm`, for VPDPBUSD's intrinsic)
+    // dialects only where a chip has units lowered to them: a loaded dialect's
+    // LLVM-conversion interface joins every later convert-*-to-llvm that
+    // gathers them (convert-gpu-to-rocdl then lowered math.rsqrt to sqrt and a
+    // division instead of
     // __ocml_rsqrt_f32). A module pass, so nothing runs on other threads
     // while they load.
     for (auto func : module.getOps<func::FuncOp>())
@@ -95,6 +97,8 @@ public:
             getContext().getOrLoadDialect<amx::AMXDialect>();
           if (unit->lowering == MatrixLowering::X86VectorDot)
             getContext().getOrLoadDialect<x86vector::X86VectorDialect>();
+          if (unit->lowering == MatrixLowering::AVX512VNNIDot)
+            getContext().getOrLoadDialect<LLVM::LLVMDialect>();
         }
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())

@@ -60,6 +60,7 @@
 #include "pb/Transforms/Passes.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
@@ -90,7 +91,8 @@ mlir::pb::gemm::findVNNIUnits(const ChipDesc &chip, ElementType a,
         ((unit->layout == OperandLayout::TileRegisters &&
           unit->lowering == MatrixLowering::AMXTileMul) ||
          (unit->layout == OperandLayout::RegistersBroadcastGroups &&
-          unit->lowering == MatrixLowering::X86VectorDot)) &&
+          (unit->lowering == MatrixLowering::X86VectorDot ||
+           unit->lowering == MatrixLowering::AVX512VNNIDot))) &&
         unit->aType == a && unit->bType == b && unit->cType == c)
       units.push_back(unit);
   return units;
@@ -151,7 +153,12 @@ private:
   }
   /// Whether the unit is a vector dot product (X86VectorDot) rather than
   /// tile registers.
-  bool isDot() const { return unit.lowering == MatrixLowering::X86VectorDot; }
+  bool isDot() const {
+    return unit.lowering == MatrixLowering::X86VectorDot || isVNNI();
+  }
+  /// Whether the dot product is VPDPBUSD's u8 x s8: A's signed codes are
+  /// offset by 128 and the sums corrected by 128 x B's column sums.
+  bool isVNNI() const { return unit.lowering == MatrixLowering::AVX512VNNIDot; }
   /// The accumulator block MT x NT (in units): for tiles, the most
   /// accumulators that fit beside their rows of A and columns of B; for a
   /// dot product, the block of least estimated time over the padded M and N.
@@ -507,6 +514,10 @@ void TileGemmBuilder::emitDotBlock(Value ap, Value bp, Value cp,
                                            index(at(i, r), kk, aBatchIvs));
       Value word = vector::ExtractOp::create(
           b, vector::BitCastOp::create(b, wordType, group), int64_t(0));
+      if (isVNNI()) // s8 -> u8: + 128 in each byte.
+        word = arith::XOrIOp::create(
+            b, word,
+            arith::ConstantIntOp::create(b, b.getI32Type(), 0x80808080));
       as.push_back(vector::BitCastOp::create(
           b, groupsType, vector::BroadcastOp::create(b, wordsType, word)));
     }
@@ -518,8 +529,14 @@ void TileGemmBuilder::emitDotBlock(Value ap, Value bp, Value cp,
     SmallVector<Value> next(kLoop.getRegionIterArgs());
     for (int64_t r = 0; r < mt; ++r)
       for (int64_t c = 0; c < nt; ++c)
-        next[r * nt + c] = x86vector::DotBF16Op::create(
-            b, accType, next[r * nt + c], as[r], bs[c]);
+        next[r * nt + c] =
+            isVNNI() ? LLVM::CallIntrinsicOp::create(
+                           b, accType, b.getStringAttr(unit.intrinsic),
+                           ValueRange{next[r * nt + c], as[r], bs[c]})
+                           .getResult(0)
+                     : x86vector::DotBF16Op::create(
+                           b, accType, next[r * nt + c], as[r], bs[c])
+                           .getResult();
     scf::YieldOp::create(b, next);
   }
   for (int64_t r = 0; r < mt; ++r)
@@ -895,6 +912,53 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
     }
   }
 
+  // VPDPBUSD sums (A + 128) x B: B's column sums (over its packed rows,
+  // zeros past K and N), 128 x each, come off in the copy to C.
+  Value bSums;
+  if (isVNNI()) {
+    Type i32 = b.getI32Type();
+    bSums = alloc(batchShape(bBatch, {np}), i32);
+    linalg::FillOp::create(b,
+                           ValueRange{arith::ConstantIntOp::create(b, i32, 0)},
+                           ValueRange{bSums});
+    // Over (B's batch..., np, Kp / V, V) of B's packed (..., Kp / V, Np, V).
+    Value packed = bp;
+    if (!packed) {
+      SmallVector<ReassociationIndices> expand;
+      for (unsigned i = 0; i < nbB + 1; ++i)
+        expand.push_back({int64_t(i)});
+      expand.push_back({int64_t(nbB + 1), int64_t(nbB + 2)});
+      packed = memref::ExpandShapeOp::create(
+          b, batchShape(bBatch, {kp / vnni, np + padB, vnni}), bRows, expand);
+    }
+    Value source =
+        region(packed, batchShape(bBatch, {kp / vnni, np, vnni}), {});
+    unsigned count = nbB + 3;
+    SmallVector<AffineExpr> in, out;
+    for (unsigned i = 0; i < nbB; ++i) {
+      in.push_back(getAffineDimExpr(i, ctx));
+      out.push_back(getAffineDimExpr(i, ctx));
+    }
+    in.push_back(getAffineDimExpr(nbB + 1, ctx));
+    in.push_back(getAffineDimExpr(nbB, ctx));
+    in.push_back(getAffineDimExpr(nbB + 2, ctx));
+    out.push_back(getAffineDimExpr(nbB, ctx));
+    SmallVector<utils::IteratorType> iterators(nbB + 1,
+                                               utils::IteratorType::parallel);
+    iterators.append(2, utils::IteratorType::reduction);
+    linalg::GenericOp::create(
+        b, TypeRange(), ValueRange{source}, ValueRange{bSums},
+        ArrayRef<AffineMap>{AffineMap::get(count, 0, in, ctx),
+                            AffineMap::get(count, 0, out, ctx)},
+        iterators, [&](OpBuilder &nb2, Location loc, ValueRange args) {
+          Value wide = arith::ExtSIOp::create(nb2, loc, i32, args[0]);
+          linalg::YieldOp::create(
+              nb2, loc,
+              ValueRange{
+                  arith::AddIOp::create(nb2, loc, wide, args[1]).getResult()});
+        });
+  }
+
   // The tasks: (batch..., M blocks, N blocks).
   {
     OpBuilder::InsertionGuard guard(b);
@@ -940,23 +1004,49 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
     domain.push_back(n);
     bool zeroFill = fill && (matchPattern(fill, m_AnyZeroFloat()) ||
                              matchPattern(fill, m_Zero()));
-    copyGeneric(
-        domain, region(cp, shapeWith({m, n}), {Split(nb, mSizes)}),
-        identity(count), cMem,
-        remap(op.getMatchingIndexingMap(op.getDpsInitOperand(0)), exprs, count),
-        [&](OpBuilder &nb2, Location loc, Value sum, Value old) -> Value {
-          if (zeroFill)
-            return sum;
-          Value base = fill ? fill : old;
-          if (isa<FloatType>(sum.getType()))
-            return arith::AddFOp::create(nb2, loc, sum, base);
-          return arith::AddIOp::create(nb2, loc, sum, base);
-        });
+    auto finish = [&](OpBuilder &nb2, Location loc, Value sum,
+                      Value old) -> Value {
+      if (zeroFill)
+        return sum;
+      Value base = fill ? fill : old;
+      if (isa<FloatType>(sum.getType()))
+        return arith::AddFOp::create(nb2, loc, sum, base);
+      return arith::AddIOp::create(nb2, loc, sum, base);
+    };
+    Value cRegion = region(cp, shapeWith({m, n}), {Split(nb, mSizes)});
+    AffineMap cMap =
+        remap(op.getMatchingIndexingMap(op.getDpsInitOperand(0)), exprs, count);
+    if (!bSums) {
+      copyGeneric(domain, cRegion, identity(count), cMem, cMap, finish);
+    } else {
+      // sum - 128 x B's column sum (B's batch loops, n).
+      SmallVector<AffineExpr> sumsExprs;
+      for (unsigned i : bBatch)
+        sumsExprs.push_back(getAffineDimExpr(i, ctx));
+      sumsExprs.push_back(getAffineDimExpr(count - 1, ctx));
+      SmallVector<utils::IteratorType> iterators(count,
+                                                 utils::IteratorType::parallel);
+      linalg::GenericOp::create(
+          b, TypeRange(),
+          ValueRange{cRegion, region(bSums, batchShape(bBatch, {n}), {})},
+          ValueRange{cMem},
+          ArrayRef<AffineMap>{identity(count),
+                              AffineMap::get(count, 0, sumsExprs, ctx), cMap},
+          iterators, [&](OpBuilder &nb2, Location loc, ValueRange args) {
+            Value offset = arith::MulIOp::create(
+                nb2, loc, args[1],
+                arith::ConstantIntOp::create(nb2, loc, nb2.getI32Type(), 128));
+            Value sum = arith::SubIOp::create(nb2, loc, args[0], offset);
+            linalg::YieldOp::create(nb2, loc, finish(nb2, loc, sum, args[2]));
+          });
+    }
   }
   if (!directA)
     memref::DeallocOp::create(b, ap);
   if (bp)
     memref::DeallocOp::create(b, bp);
+  if (bSums)
+    memref::DeallocOp::create(b, bSums);
   memref::DeallocOp::create(b, cp);
   return llvm::formatv("matrix units: {0} MxNxK {1}x{2}x{3} -> {4} {18}, "
                        "{5}x{6} accumulator {18} of {7}x{8} per block, "
