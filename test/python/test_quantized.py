@@ -71,6 +71,21 @@ def test_integer_linear(qtype, x_zero, zero_range, x_shape):
     assert torch.allclose(got, want, rtol=1e-5, atol=1e-5 * want.abs().max().item())
 
 
+def test_integer_linear_of_a_bf16_input():
+    """The reference quantizes a bf16 input in f32: so does the rewrite."""
+    g = torch.Generator().manual_seed(4)
+    x = (torch.randn(6, 32, generator=g) * 3).to(torch.bfloat16)
+    wq, sw, zw = _weights(16, 32, g)
+    b = torch.randn(16, generator=g)
+    fn = _quantized_linear(torch.uint8, 100)
+    inputs = (x, wq, sw, zw, b)
+    assert "aten._int_mm.default" in _lowered_targets(fn, inputs)
+    want = fn(*inputs)
+    got = compile_strict(fn)(*inputs)
+    assert got.dtype == want.dtype
+    assert torch.allclose(got, want, rtol=1e-5, atol=1e-5 * want.abs().max().item())
+
+
 def _quantized_conv(zx, stride, padding, groups=1):
     def fn(x, wq, sw, zw, b):
         xd = qd.dequantize_per_tensor(qd.quantize_per_tensor(x, 0.1, zx, 0, 255, torch.uint8),

@@ -70,6 +70,11 @@ def _shape(node) -> list[int] | None:
     return None
 
 
+def _f32_out(node) -> bool:
+    """Whether a dequantize node returns f32 (its out_dtype, default f32)."""
+    return node.kwargs.get("out_dtype") in (None, torch.float32)
+
+
 def _is(node, target) -> bool:
     """Whether `node` calls `target` (an OpOverload; a call of its packet,
     as dynamo records a direct call, counts)."""
@@ -133,7 +138,11 @@ def lower_quantized(gm: fx.GraphModule, example_inputs=None) -> bool:
         return graph.call_function(target, args, kwargs)
 
     def quantize_codes(x, scale, zero, qmin, qmax, offset):
-        """clamp(round(x / scale) + zero, qmin, qmax) - offset, in f32."""
+        """clamp(round(x / scale) + zero, qmin, qmax) - offset, in f32 (as
+        the reference quantizes: a bf16 or f16 x is widened first)."""
+        value = x.meta.get("example_value", x.meta.get("val"))
+        if not isinstance(value, torch.Tensor) or value.dtype != torch.float32:
+            x = call(aten._to_copy.default, x, dtype=torch.float32)
         t = call(aten.mul.Tensor, x, 1.0 / scale)
         t = call(aten.round.default, t)
         t = call(aten.add.Tensor, t, float(zero - offset))
@@ -149,7 +158,8 @@ def lower_quantized(gm: fx.GraphModule, example_inputs=None) -> bool:
             continue
         x, w = node.args[0], node.args[1]
         bias = node.args[2] if len(node.args) > 2 else node.kwargs.get("bias")
-        if not (_is(x, dequantize) and _is(x.args[0], quantize) and _is(w, dequantize_channel)):
+        if not (_is(x, dequantize) and _is(x.args[0], quantize) and _is(w, dequantize_channel)
+                and _f32_out(x) and _f32_out(w)):
             continue
         q = x.args[0]
         source, sx, zx, qmin, qmax, qtype = q.args[:6]
@@ -205,7 +215,8 @@ def lower_quantized(gm: fx.GraphModule, example_inputs=None) -> bool:
         x, w, bias, stride, padding, dilation, groups = args
         stride, padding, dilation = _pair(stride), _pair(padding), _pair(dilation)
         if not (_is(x, dequantize) and _is(x.args[0], quantize) and _is(w, dequantize_channel)
-                and groups == 1 and stride and padding and dilation):
+                and _f32_out(x) and _f32_out(w) and groups == 1 and stride and padding
+                and dilation):
             continue
         q = x.args[0]
         source, sx, zx, qmin, qmax, qtype = q.args[:6]
@@ -247,6 +258,8 @@ def lower_quantized(gm: fx.GraphModule, example_inputs=None) -> bool:
 
     # The other dequantized values, in f32.
     for node in list(graph.nodes):
+        if not _f32_out(node):
+            continue
         if _is(node, dequantize) and _is(node.args[0], quantize):
             q = node.args[0]
             source, scale, zero, qmin, qmax, qtype = q.args[:6]
