@@ -32,8 +32,8 @@ default static config: u8 activations per tensor, i8 weights per channel, one
 calibration call on the input, convert_pt2e), and every engine runs that
 quantized model: eager its reference ops (f32 on dequantized values),
 Inductor its x86 int8 lowering (which needs --freeze to reach oneDNN's
-quantized kernels), PolyBlocks its integer linear layers (see
-polyblocks.torch.quantized). Accuracy: the RMSE of the output against the f32
+quantized kernels), PolyBlocks its integer linear layers and convolutions
+(see polyblocks.torch.quantized). Accuracy: the RMSE of the output against the f32
 model's at most 1.1 x that of the quantized model in eager (plus 1e-6
 relative). Needs the torchao package.
 
