@@ -49,6 +49,20 @@ def _lowered_targets(fn, inputs):
     return targets
 
 
+def _check(fn, inputs, integer_op, lowered=True):
+    """`fn`'s graph after lower_quantized has `integer_op` (or not, with
+    `lowered` false) and no quantize/dequantize op left, and compiled in
+    strict mode it matches `fn` in eager (exact integer sums, one f32
+    scaling: the reference sums f32 products)."""
+    targets = _lowered_targets(fn, inputs)
+    assert (integer_op in targets) == lowered, targets
+    assert not any("quantized_decomposed" in t for t in targets), targets
+    want = fn(*inputs)
+    got = compile_strict(fn)(*inputs)
+    assert got.dtype == want.dtype
+    assert torch.allclose(got, want, rtol=1e-5, atol=1e-5 * want.abs().max().item())
+
+
 @pytest.mark.parametrize("qtype,x_zero,zero_range,x_shape", [
     (torch.uint8, 131, (0, 1), (16, 96)),      # the x86 quantizer's kind
     (torch.uint8, 3, (-3, 4), (5, 40)),        # weight zero points too
@@ -60,15 +74,7 @@ def test_integer_linear(qtype, x_zero, zero_range, x_shape):
     n, k = 24, x_shape[-1]
     wq, sw, zw = _weights(n, k, g, zero_range)
     b = torch.randn(n, generator=g)
-    fn = _quantized_linear(qtype, x_zero)
-    inputs = (x, wq, sw, zw, b)
-    targets = _lowered_targets(fn, inputs)
-    assert "aten._int_mm.default" in targets
-    assert not any("quantized_decomposed" in t for t in targets), targets
-    want = fn(*inputs)
-    got = compile_strict(fn)(*inputs)
-    # Exact integer sums, one f32 scaling (the reference sums f32 products).
-    assert torch.allclose(got, want, rtol=1e-5, atol=1e-5 * want.abs().max().item())
+    _check(_quantized_linear(qtype, x_zero), (x, wq, sw, zw, b), "aten._int_mm.default")
 
 
 def test_integer_linear_of_a_bf16_input():
@@ -77,13 +83,7 @@ def test_integer_linear_of_a_bf16_input():
     x = (torch.randn(6, 32, generator=g) * 3).to(torch.bfloat16)
     wq, sw, zw = _weights(16, 32, g)
     b = torch.randn(16, generator=g)
-    fn = _quantized_linear(torch.uint8, 100)
-    inputs = (x, wq, sw, zw, b)
-    assert "aten._int_mm.default" in _lowered_targets(fn, inputs)
-    want = fn(*inputs)
-    got = compile_strict(fn)(*inputs)
-    assert got.dtype == want.dtype
-    assert torch.allclose(got, want, rtol=1e-5, atol=1e-5 * want.abs().max().item())
+    _check(_quantized_linear(torch.uint8, 100), (x, wq, sw, zw, b), "aten._int_mm.default")
 
 
 def _quantized_conv(zx, stride, padding, groups=1):
@@ -111,13 +111,7 @@ def _conv_weights(f, c, k, g, zero_range=(0, 1)):
 def test_integer_convolution(zx, stride, padding, k):
     g = torch.Generator().manual_seed(1)
     inputs = (torch.randn(2, 8, 11, 11, generator=g) * 2, *_conv_weights(16, 8, k, g))
-    fn = _quantized_conv(zx, stride, padding)
-    targets = _lowered_targets(fn, inputs)
-    assert "polyblocks.conv2d_int8.default" in targets
-    assert not any("quantized_decomposed" in t for t in targets), targets
-    want = fn(*inputs)
-    got = compile_strict(fn)(*inputs)
-    assert torch.allclose(got, want, rtol=1e-5, atol=1e-5 * want.abs().max().item())
+    _check(_quantized_conv(zx, stride, padding), inputs, "polyblocks.conv2d_int8.default")
 
 
 @pytest.mark.parametrize("case", ["grouped", "asymmetric-weights", "rgb-stem"])
@@ -130,13 +124,8 @@ def test_dequantized_convolution_stays_f32(case):
                                 "rgb-stem": (3, 7, 1, (0, 1))}[case]
     inputs = (torch.randn(1, c, 12, 12, generator=g), *_conv_weights(8, c // groups, k, g,
                                                                     zero_range))
-    fn = _quantized_conv(128, 1, 1, groups)
-    targets = _lowered_targets(fn, inputs)
-    assert "polyblocks.conv2d_int8.default" not in targets
-    assert not any("quantized_decomposed" in t for t in targets), targets
-    want = fn(*inputs)
-    got = compile_strict(fn)(*inputs)
-    assert torch.allclose(got, want, rtol=1e-5, atol=1e-5 * want.abs().max().item())
+    _check(_quantized_conv(128, 1, 1, groups), inputs, "polyblocks.conv2d_int8.default",
+           lowered=False)
 
 
 def test_conv2d_int8_op():

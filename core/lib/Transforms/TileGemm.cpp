@@ -120,6 +120,17 @@ public:
 
 private:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  /// `base` + `offset`.
+  Value at(Value base, int64_t offset) {
+    return offset ? b.createOrFold<arith::AddIOp>(base, idx(offset)) : base;
+  }
+  /// The indices (batch..., row, col) of a packed operand or of Cp.
+  static SmallVector<Value> index(Value row, Value col, ArrayRef<Value> batch) {
+    SmallVector<Value> indices(batch);
+    indices.push_back(row);
+    indices.push_back(col);
+    return indices;
+  }
   /// A parallel loop on `level` over the batch loops and `extents`; the
   /// insertion point moves into its body (the caller guards it). Returns
   /// its induction variables.
@@ -373,15 +384,6 @@ void TileGemmBuilder::emitKBlock(Value ap, Value bp, Value cp,
   auto iLoop = scf::ForOp::create(b, i0, i1, idx(mt * unit.m));
   b.setInsertionPointToStart(iLoop.getBody());
   Value i = iLoop.getInductionVar(), j = jLoop.getInductionVar();
-  auto at = [&](Value base, int64_t offset) {
-    return offset ? b.createOrFold<arith::AddIOp>(base, idx(offset)) : base;
-  };
-  auto index = [&](Value row, Value col, ArrayRef<Value> batch) {
-    SmallVector<Value> indices(batch);
-    indices.push_back(row);
-    indices.push_back(col);
-    return indices;
-  };
   SmallVector<Value> acc(mt * nt);
   for (int64_t r = 0; r < mt; ++r)
     for (int64_t c = 0; c < nt; ++c)
@@ -481,15 +483,6 @@ void TileGemmBuilder::emitDotBlock(Value ap, Value bp, Value cp,
   auto iLoop = scf::ForOp::create(b, i0, i1, idx(mt));
   b.setInsertionPointToStart(iLoop.getBody());
   Value i = iLoop.getInductionVar(), j = jLoop.getInductionVar();
-  auto at = [&](Value base, int64_t offset) {
-    return offset ? b.createOrFold<arith::AddIOp>(base, idx(offset)) : base;
-  };
-  auto index = [&](Value row, Value col, ArrayRef<Value> batch) {
-    SmallVector<Value> indices(batch);
-    indices.push_back(row);
-    indices.push_back(col);
-    return indices;
-  };
   SmallVector<Value> acc;
   Value zeroAcc;
   if (first)

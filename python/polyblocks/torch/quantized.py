@@ -94,24 +94,49 @@ _LINEARS = (aten.linear.default, torch.nn.functional.linear, torch._C._nn.linear
 # The 2-d convolution as dynamo records it (ATen's in an exported program's
 # graph, torch.conv2d = F.conv2d in Python code), and its defaults.
 _CONV2DS = (aten.conv2d.default, torch.conv2d)
+
+
+def _quantized_operands(x, w, ops, weight_rank: int):
+    """For an op on `x` and `w`: when x is dequantize_per_tensor(
+    quantize_per_tensor(source)) with the same numeric (scale, zero point,
+    range) of a u8 or i8 code and w is dequantize_per_channel of an i8
+    weight of `weight_rank` dimensions along axis 0, both into f32:
+    (source, sx, zx, qmin, qmax, qtype, wq, sw, zw); else None."""
+    quantize, dequantize, dequantize_channel = ops
+    if not (_is(x, dequantize) and _is(x.args[0], quantize) and _is(w, dequantize_channel)
+            and _f32_out(x) and _f32_out(w)):
+        return None
+    source, sx, zx, qmin, qmax, qtype = x.args[0].args[:6]
+    wq, sw, zw, axis, wmin, wmax, wtype = w.args[:7]
+    w_shape = _shape(wq)
+    if (qtype not in (torch.uint8, torch.int8)
+            or tuple(x.args[1:6]) != (sx, zx, qmin, qmax, qtype)
+            or not isinstance(sx, float) or not isinstance(zx, int)
+            or wtype != torch.int8 or (wmin, wmax) != (-128, 127) or axis != 0
+            or w_shape is None or len(w_shape) != weight_rank):
+        return None
+    return source, sx, zx, qmin, qmax, qtype, wq, sw, zw
 _CONV2D_DEFAULTS = (None, None, None, 1, 0, 1, 1)  # x, w, bias, stride, padding, dilation, groups
 
 
-def _value(gm: fx.GraphModule, node, example_inputs) -> torch.Tensor | None:
-    """The tensor a placeholder (its example input) or get_attr node holds
-    when the graph is compiled, or None."""
+def _value(gm: fx.GraphModule, node, inputs: dict) -> torch.Tensor | None:
+    """The tensor a graph input (its example input, from `inputs`) or a
+    get_attr node holds when the graph is compiled, or None."""
     if not isinstance(node, fx.Node):
         return None
+    value = inputs.get(node)
     if node.op == "get_attr":
         value = gm
         for part in node.target.split("."):
             value = getattr(value, part, None)
-        return value if isinstance(value, torch.Tensor) else None
-    if node.op == "placeholder" and example_inputs is not None:
-        placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-        value = example_inputs[placeholders.index(node)]
-        return value if isinstance(value, torch.Tensor) else None
-    return None
+    return value if isinstance(value, torch.Tensor) else None
+
+
+def _calls_any(node, targets) -> bool:
+    """Whether `node` calls one of `targets` (OpOverloads, or functions as
+    dynamo records Python calls)."""
+    return any(_is(node, t) if isinstance(t, torch._ops.OpOverload)
+               else node.op == "call_function" and node.target is t for t in targets)
 
 
 def _pair(v) -> list[int] | None:
@@ -128,10 +153,12 @@ def lower_quantized(gm: fx.GraphModule, example_inputs=None) -> bool:
     ``example_inputs`` (dynamo's, one per placeholder) tell whether the
     weights' zero points are zero."""
     ops = _quantized_ops()
-    if ops is None:
+    graph = gm.graph
+    if ops is None or not any(_calls_any(n, ops) for n in graph.nodes):
         return False
     quantize, dequantize, dequantize_channel = ops
-    graph = gm.graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    inputs = dict(zip(placeholders, example_inputs or ()))
     changed = False
 
     def call(target, *args, **kwargs):
@@ -153,24 +180,14 @@ def lower_quantized(gm: fx.GraphModule, example_inputs=None) -> bool:
         return call(aten.reshape.default, v, [-1 if d == axis else 1 for d in range(rank)])
 
     for node in list(graph.nodes):
-        if not any(_is(node, f) if isinstance(f, torch._ops.OpOverload) else
-                   (node.op == "call_function" and node.target is f) for f in _LINEARS):
+        if not _calls_any(node, _LINEARS):
             continue
-        x, w = node.args[0], node.args[1]
         bias = node.args[2] if len(node.args) > 2 else node.kwargs.get("bias")
-        if not (_is(x, dequantize) and _is(x.args[0], quantize) and _is(w, dequantize_channel)
-                and _f32_out(x) and _f32_out(w)):
+        operands = _quantized_operands(node.args[0], node.args[1], ops, 2)
+        if operands is None or _shape(operands[0]) is None:
             continue
-        q = x.args[0]
-        source, sx, zx, qmin, qmax, qtype = q.args[:6]
-        wq, sw, zw, axis, wmin, wmax, wtype = w.args[:7]
+        source, sx, zx, qmin, qmax, qtype, wq, sw, zw = operands
         x_shape, w_shape = _shape(source), _shape(wq)
-        if (qtype not in (torch.uint8, torch.int8) or tuple(x.args[1:6]) != (sx, zx, qmin, qmax,
-                                                                            qtype)
-                or wtype != torch.int8 or (wmin, wmax) != (-128, 127) or axis != 0
-                or x_shape is None or w_shape is None or len(w_shape) != 2
-                or not isinstance(sx, float) or not isinstance(zx, int)):
-            continue
         offset = 128 if qtype == torch.uint8 else 0
         zx_shifted = zx - offset
         k, n = w_shape[1], w_shape[0]
@@ -204,8 +221,7 @@ def lower_quantized(gm: fx.GraphModule, example_inputs=None) -> bool:
     # -> int32 on x's codes padded with x's zero point (a padded zero of
     # the dequantized input), minus zx' x the filter's sums per channel.
     for node in list(graph.nodes):
-        if not (_is(node, aten.conv2d.default)
-                or (node.op == "call_function" and node.target is torch.conv2d)):
+        if not _calls_any(node, _CONV2DS):
             continue
         args = list(node.args) + list(_CONV2D_DEFAULTS[len(node.args):])
         for i, name in enumerate(("input", "weight", "bias", "stride", "padding", "dilation",
@@ -214,21 +230,13 @@ def lower_quantized(gm: fx.GraphModule, example_inputs=None) -> bool:
                 args[i] = node.kwargs[name]
         x, w, bias, stride, padding, dilation, groups = args
         stride, padding, dilation = _pair(stride), _pair(padding), _pair(dilation)
-        if not (_is(x, dequantize) and _is(x.args[0], quantize) and _is(w, dequantize_channel)
-                and _f32_out(x) and _f32_out(w) and groups == 1 and stride and padding
-                and dilation):
+        operands = _quantized_operands(x, w, ops, 4)
+        if operands is None or groups != 1 or not (stride and padding and dilation):
             continue
-        q = x.args[0]
-        source, sx, zx, qmin, qmax, qtype = q.args[:6]
-        wq, sw, zw, axis, wmin, wmax, wtype = w.args[:7]
+        source, sx, zx, qmin, qmax, qtype, wq, sw, zw = operands
         w_shape = _shape(wq)
-        zero_points = _value(gm, zw, example_inputs)
-        if (qtype not in (torch.uint8, torch.int8)
-                or tuple(x.args[1:6]) != (sx, zx, qmin, qmax, qtype)
-                or wtype != torch.int8 or (wmin, wmax) != (-128, 127) or axis != 0
-                or w_shape is None or len(w_shape) != 4
-                or not isinstance(sx, float) or not isinstance(zx, int)
-                or zero_points is None or bool(zero_points.any())
+        zero_points = _value(gm, zw, inputs)
+        if (zero_points is None or bool(zero_points.any())
                 # K = C x KH x KW in whole 32-bit groups of i8 (the int8
                 # units' K step); else (an RGB stem's 3 x 7 x 7) it stays f32.
                 or (w_shape[1] * w_shape[2] * w_shape[3]) % 4 != 0):
