@@ -6,11 +6,14 @@
 
 #include "pb/Targets/InitBackends.h"
 
+#include "mlir/IR/DialectRegistry.h"
+
 #ifdef PB_HAVE_CPU_BACKEND
 #include "pb/CPU/CPUBackend.h"
 #endif
 #ifdef PB_HAVE_NVIDIA_BACKEND
 #include "pb/NVIDIA/NVIDIABackend.h"
+#include "pb/TileIR/TileIR.h"
 #endif
 #ifdef PB_HAVE_AMD_BACKEND
 #include "pb/AMD/AMDBackend.h"
@@ -26,4 +29,11 @@ void mlir::pb::registerAllTargetBackends() {
 #ifdef PB_HAVE_AMD_BACKEND
   amd::registerAMDBackend();
 #endif
+}
+
+void mlir::pb::registerAllTargetDialects(DialectRegistry &registry) {
+#ifdef PB_HAVE_NVIDIA_BACKEND
+  registry.insert<tileir::TileIRDialect>();
+#endif
+  (void)registry;
 }

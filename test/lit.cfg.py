@@ -53,8 +53,34 @@ if "avx512_vnni" in cpu_flags:
 if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")
 
+# NVIDIA's Tile IR assembler and SASS tools from their pip packages (pinned
+# in python/requirements.txt): %tileiras, %cuobjdump, feature "tileiras".
+# tileiras loads libnvvm from $CUDA_HOME: the packages' own directory.
+def find_tileir_toolchain():
+    try:
+        import nvidia
+    except ImportError:
+        return None
+    for base in getattr(nvidia, "__path__", []):
+        root = os.path.join(base, "cu13")
+        if os.path.exists(os.path.join(root, "bin", "tileiras")):
+            return root
+    return None
+
+
+tileir_root = find_tileir_toolchain()
+if tileir_root:
+    config.available_features.add("tileiras")
+    config.environment["CUDA_HOME"] = tileir_root
+    config.environment["POLYBLOCKS_TILEIRAS"] = os.path.join(
+        tileir_root, "bin", "tileiras")
+    for tool in ("tileiras", "cuobjdump", "tileirdisasm"):
+        config.substitutions.append(
+            ("%" + tool, os.path.join(tileir_root, "bin", tool)))
+
 tool_dirs = [config.pb_tools_dir, config.llvm_tools_dir]
 tools = ["pb-opt", "pb-opt-test-targets", "pb-tblgen", "pb-compile", "pb-run",
+         "pb-translate",
          "pb-fuzz-artifact", "pb-fuzz-npy", "pb-fuzz-compile",
          "FileCheck", "not",
          "split-file", "count"]

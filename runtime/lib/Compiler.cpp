@@ -216,6 +216,7 @@ pb_status *pbCompile(const char *moduleText, size_t size, const char *target,
     registerAllDialects(registry);
     registerAllExtensions(registry);
     pb::registerAllDialects(registry);
+    pb::registerAllTargetDialects(registry);
     // Function passes (S4's, one per kernel) run on `options.threads`
     // threads (0: one per core); the result does not depend on it.
     llvm::ThreadPoolStrategy strategy =

@@ -132,6 +132,7 @@ int main(int argc, char **argv) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   pb::registerAllDialects(registry);
+  pb::registerAllTargetDialects(registry);
   llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
     os << "PolyBlocks version " << PB_VERSION << "\n";
   });

@@ -1,0 +1,423 @@
+//===- TileIRDialect.cpp - The CUDA Tile IR dialect -----------------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "pb/TileIR/TileIR.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::pb::tileir;
+
+#include "pb/TileIR/TileIRDialect.cpp.inc"
+#include "pb/TileIR/TileIREnums.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "pb/TileIR/TileIRTypes.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "pb/TileIR/TileIR.cpp.inc"
+
+void TileIRDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "pb/TileIR/TileIRTypes.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "pb/TileIR/TileIR.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+/// Element types of tiles and views: the specification's integers and
+/// floats, and pointers (tiles only).
+static bool isNumericElement(Type type) {
+  if (auto intType = dyn_cast<IntegerType>(type))
+    return intType.isSignless() &&
+           llvm::is_contained(ArrayRef<unsigned>{1, 8, 16, 32, 64},
+                              intType.getWidth());
+  return isa<Float16Type, BFloat16Type, Float32Type, FloatTF32Type, Float64Type,
+             Float8E4M3FNType, Float8E5M2Type>(type);
+}
+
+static void printShape(AsmPrinter &printer, ArrayRef<int64_t> shape) {
+  for (int64_t d : shape)
+    printer << d << "x";
+}
+
+Type TileType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/false) ||
+      parser.parseType(elementType) || parser.parseGreater())
+    return {};
+  return TileType::getChecked(
+      [&] { return parser.emitError(parser.getNameLoc()); },
+      parser.getContext(), shape, elementType);
+}
+
+void TileType::print(AsmPrinter &printer) const {
+  printer << "<";
+  printShape(printer, getShape());
+  printer << getElementType() << ">";
+}
+
+LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError,
+                               ArrayRef<int64_t> shape, Type elementType) {
+  for (int64_t d : shape)
+    if (d <= 0 || !llvm::isPowerOf2_64(d))
+      return emitError() << "tile extents must be powers of two, got " << d;
+  if (!isNumericElement(elementType) && !isa<PointerType>(elementType))
+    return emitError() << "unsupported tile element type " << elementType;
+  return success();
+}
+
+Type TensorViewType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape, strides;
+  Type elementType;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/false) ||
+      parser.parseType(elementType) || parser.parseComma() ||
+      parser.parseKeyword("strides") || parser.parseEqual() ||
+      parser.parseCommaSeparatedList(
+          AsmParser::Delimiter::Square,
+          [&] { return parser.parseInteger(strides.emplace_back()); }) ||
+      parser.parseGreater())
+    return {};
+  return TensorViewType::getChecked(
+      [&] { return parser.emitError(parser.getNameLoc()); },
+      parser.getContext(), shape, elementType, strides);
+}
+
+void TensorViewType::print(AsmPrinter &printer) const {
+  printer << "<";
+  printShape(printer, getShape());
+  printer << getElementType() << ", strides=[";
+  llvm::interleave(getStrides(), printer, ",");
+  printer << "]>";
+}
+
+LogicalResult
+TensorViewType::verify(function_ref<InFlightDiagnostic()> emitError,
+                       ArrayRef<int64_t> shape, Type elementType,
+                       ArrayRef<int64_t> strides) {
+  if (!isNumericElement(elementType))
+    return emitError() << "unsupported tensor view element type "
+                       << elementType;
+  if (shape.size() != strides.size())
+    return emitError() << "tensor view has " << shape.size() << " extents but "
+                       << strides.size() << " strides";
+  for (auto [d, s] : llvm::zip(shape, strides))
+    if (d <= 0 || s < 0)
+      return emitError() << "tensor view extents must be positive and "
+                            "strides non-negative";
+  return success();
+}
+
+static bool isIdentity(ArrayRef<int64_t> dimMap) {
+  for (auto [i, d] : llvm::enumerate(dimMap))
+    if (d != static_cast<int64_t>(i))
+      return false;
+  return true;
+}
+
+Type PartitionViewType::parse(AsmParser &parser) {
+  SmallVector<int64_t> tileShape, dimMap;
+  TensorViewType view;
+  if (parser.parseLess() || parser.parseKeyword("tile") ||
+      parser.parseEqual() || parser.parseLParen() ||
+      parser.parseDimensionList(tileShape, /*allowDynamic=*/false,
+                                /*withTrailingX=*/false) ||
+      parser.parseRParen() || parser.parseComma() || parser.parseType(view))
+    return {};
+  if (succeeded(parser.parseOptionalComma())) {
+    if (parser.parseKeyword("dim_map") || parser.parseEqual() ||
+        parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+          return parser.parseInteger(dimMap.emplace_back());
+        }))
+      return {};
+  } else {
+    for (size_t i = 0; i < tileShape.size(); ++i)
+      dimMap.push_back(i);
+  }
+  if (parser.parseGreater())
+    return {};
+  return PartitionViewType::getChecked(
+      [&] { return parser.emitError(parser.getNameLoc()); },
+      parser.getContext(), tileShape, view, dimMap);
+}
+
+void PartitionViewType::print(AsmPrinter &printer) const {
+  printer << "<tile=(";
+  llvm::interleave(getTileShape(), printer, "x");
+  printer << "), " << getTensorView();
+  if (!isIdentity(getDimMap())) {
+    printer << ", dim_map=[";
+    llvm::interleave(getDimMap(), printer, ",");
+    printer << "]";
+  }
+  printer << ">";
+}
+
+LogicalResult
+PartitionViewType::verify(function_ref<InFlightDiagnostic()> emitError,
+                          ArrayRef<int64_t> tileShape, TensorViewType view,
+                          ArrayRef<int64_t> dimMap) {
+  if (tileShape.size() != view.getShape().size())
+    return emitError() << "partition view tile of rank " << tileShape.size()
+                       << " over a tensor view of rank "
+                       << view.getShape().size();
+  for (int64_t d : tileShape)
+    if (d <= 0 || !llvm::isPowerOf2_64(d))
+      return emitError() << "tile extents must be powers of two, got " << d;
+  SmallVector<bool> seen(dimMap.size(), false);
+  if (dimMap.size() != tileShape.size())
+    return emitError() << "dim_map must name every dimension once";
+  for (int64_t d : dimMap) {
+    if (d < 0 || d >= static_cast<int64_t>(dimMap.size()) || seen[d])
+      return emitError() << "dim_map must be a permutation";
+    seen[d] = true;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Operations
+//===----------------------------------------------------------------------===//
+
+ParseResult EntryOp::parse(OpAsmParser &parser, OperationState &result) {
+  auto buildType = [](Builder &builder, ArrayRef<Type> args,
+                      ArrayRef<Type> results,
+                      function_interface_impl::VariadicFlag, std::string &) {
+    return builder.getFunctionType(args, results);
+  };
+  return function_interface_impl::parseFunctionOp(
+      parser, result, /*allowVariadic=*/false,
+      getFunctionTypeAttrName(result.name), buildType,
+      getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+}
+
+void EntryOp::print(OpAsmPrinter &printer) {
+  function_interface_impl::printFunctionOp(
+      printer, *this, /*isVariadic=*/false, getFunctionTypeAttrName(),
+      getArgAttrsAttrName(), getResAttrsAttrName());
+}
+
+LogicalResult EntryOp::verify() {
+  if (!getFunctionType().getResults().empty())
+    return emitOpError("a kernel returns no values");
+  for (Type type : getFunctionType().getInputs()) {
+    auto tile = dyn_cast<TileType>(type);
+    if (!tile || tile.getRank() != 0)
+      return emitOpError("kernel arguments must be scalar tiles, got ") << type;
+  }
+  return success();
+}
+
+LogicalResult ConstantOp::verify() {
+  auto tile = cast<TileType>(getResult().getType());
+  auto value = cast<ShapedType>(getValue().getType());
+  if (value.getElementType() != tile.getElementType() ||
+      value.getShape() != tile.getShape())
+    return emitOpError("value of type ")
+           << value << " does not match the result " << tile;
+  return success();
+}
+
+LogicalResult MakeTensorViewOp::verify() {
+  auto base = cast<TileType>(getBase().getType());
+  auto pointer = dyn_cast<PointerType>(base.getElementType());
+  if (base.getRank() != 0 || !pointer)
+    return emitOpError("base must be a scalar pointer tile");
+  if (pointer.getPointeeType() != getResult().getType().getElementType())
+    return emitOpError("pointer to ")
+           << pointer.getPointeeType() << " viewed as "
+           << getResult().getType().getElementType();
+  return success();
+}
+
+LogicalResult MakePartitionViewOp::verify() {
+  if (getResult().getType().getTensorView() != getTensorView().getType())
+    return emitOpError("result partitions another tensor view type");
+  return success();
+}
+
+static LogicalResult verifyViewAccess(Operation *op, PartitionViewType view,
+                                      TileType tile, size_t numIndices) {
+  if (numIndices != view.getTileShape().size())
+    return op->emitOpError("expects ")
+           << view.getTileShape().size() << " indices, got " << numIndices;
+  if (tile != view.getTileType())
+    return op->emitOpError("tile type ")
+           << tile << " does not match the view's tiles " << view.getTileType();
+  return success();
+}
+
+LogicalResult LoadViewTkoOp::verify() {
+  return verifyViewAccess(*this, getView().getType(),
+                          cast<TileType>(getResult().getType()),
+                          getIndex().size());
+}
+
+LogicalResult StoreViewTkoOp::verify() {
+  return verifyViewAccess(*this, getView().getType(),
+                          cast<TileType>(getTile().getType()),
+                          getIndex().size());
+}
+
+LogicalResult MmaFOp::verify() {
+  auto lhs = cast<TileType>(getLhs().getType());
+  auto rhs = cast<TileType>(getRhs().getType());
+  auto acc = cast<TileType>(getAcc().getType());
+  int64_t rank = acc.getRank();
+  if (rank < 2 || rank > 3 || lhs.getRank() != rank || rhs.getRank() != rank)
+    return emitOpError("operands must be 2-d (or 3-d, batched) tiles");
+  ArrayRef<int64_t> a = lhs.getShape(), b = rhs.getShape(), c = acc.getShape();
+  if (a[rank - 2] != c[rank - 2] || b[rank - 1] != c[rank - 1] ||
+      a[rank - 1] != b[rank - 2] ||
+      (rank == 3 && (a[0] != c[0] || b[0] != c[0])))
+    return emitOpError("shapes do not form MxK x KxN -> MxN");
+  if (lhs.getElementType() != rhs.getElementType())
+    return emitOpError("lhs and rhs element types differ");
+  Type in = lhs.getElementType(), out = acc.getElementType();
+  bool ok =
+      (isa<Float16Type>(in) && isa<Float16Type, Float32Type>(out)) ||
+      (isa<BFloat16Type, FloatTF32Type, Float8E4M3FNType, Float8E5M2Type>(in) &&
+       isa<Float32Type>(out)) ||
+      (isa<Float32Type>(in) && isa<Float32Type>(out)) ||
+      (isa<Float64Type>(in) && isa<Float64Type>(out));
+  if (!ok)
+    return emitOpError("no tensor-core form for ")
+           << in << " inputs accumulating in " << out;
+  return success();
+}
+
+void ForOp::build(OpBuilder &builder, OperationState &state, Value lowerBound,
+                  Value upperBound, Value step, ValueRange initValues) {
+  state.addOperands({lowerBound, upperBound, step});
+  state.addOperands(initValues);
+  state.addTypes(initValues.getTypes());
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  block->addArgument(lowerBound.getType(), state.location);
+  for (Value v : initValues)
+    block->addArgument(v.getType(), state.location);
+  if (initValues.empty()) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(block);
+    ContinueOp::create(builder, state.location);
+  }
+}
+
+// %r = tileir.for %iv = %lb to %ub step %s iter_values(%a = %x) -> (types)
+ParseResult ForOp::parse(OpAsmParser &parser, OperationState &result) {
+  OpAsmParser::Argument iv;
+  OpAsmParser::UnresolvedOperand lb, ub, step;
+  if (parser.parseArgument(iv) || parser.parseEqual() ||
+      parser.parseOperand(lb) || parser.parseKeyword("to") ||
+      parser.parseOperand(ub) || parser.parseKeyword("step") ||
+      parser.parseOperand(step) || parser.parseColon() ||
+      parser.parseType(iv.type))
+    return failure();
+  SmallVector<OpAsmParser::Argument> args{iv};
+  SmallVector<OpAsmParser::UnresolvedOperand> inits;
+  if (succeeded(parser.parseOptionalKeyword("iter_values"))) {
+    if (parser.parseAssignmentList(args, inits) || parser.parseArrow() ||
+        parser.parseCommaSeparatedList(AsmParser::Delimiter::Paren, [&] {
+          return parser.parseType(result.types.emplace_back());
+        }))
+      return failure();
+    if (args.size() != result.types.size() + 1)
+      return parser.emitError(parser.getNameLoc(),
+                              "iter_values and result types differ in count");
+    for (auto [arg, type] : llvm::zip(llvm::drop_begin(args), result.types))
+      arg.type = type;
+  }
+  if (parser.resolveOperands({lb, ub, step}, iv.type, result.operands) ||
+      parser.resolveOperands(inits, result.types, parser.getNameLoc(),
+                             result.operands))
+    return failure();
+  Region *body = result.addRegion();
+  if (parser.parseRegion(*body, args))
+    return failure();
+  ForOp::ensureTerminator(*body, parser.getBuilder(), result.location);
+  return parser.parseOptionalAttrDict(result.attributes);
+}
+
+void ForOp::print(OpAsmPrinter &printer) {
+  printer << " " << getInductionVar() << " = " << getLowerBound() << " to "
+          << getUpperBound() << " step " << getStep() << " : "
+          << getInductionVar().getType();
+  if (!getInitValues().empty()) {
+    printer << " iter_values(";
+    llvm::interleaveComma(llvm::zip(getRegionIterArgs(), getInitValues()),
+                          printer, [&](auto pair) {
+                            printer << std::get<0>(pair) << " = "
+                                    << std::get<1>(pair);
+                          });
+    printer << ") -> (" << getResultTypes() << ")";
+  }
+  printer << " ";
+  printer.printRegion(getBody(), /*printEntryBlockArgs=*/false,
+                      /*printBlockTerminators=*/!getInitValues().empty());
+  printer.printOptionalAttrDict((*this)->getAttrs());
+}
+
+LogicalResult ForOp::verify() {
+  Block &block = getBody().front();
+  if (block.getNumArguments() != getInitValues().size() + 1)
+    return emitOpError("body takes the induction variable and one value per "
+                       "initial value");
+  for (auto [arg, init, res] :
+       llvm::zip(getRegionIterArgs(), getInitValues(), getResults()))
+    if (arg.getType() != init.getType() || res.getType() != init.getType())
+      return emitOpError("carried values change type");
+  auto cont = cast<ContinueOp>(block.getTerminator());
+  if (cont.getOperands().getTypes() != getResultTypes())
+    return emitOpError("continue's operands do not match the results");
+  return success();
+}
+
+LogicalResult FToFOp::verify() {
+  auto from = cast<TileType>(getSource().getType());
+  auto to = cast<TileType>(getResult().getType());
+  if (from.getShape() != to.getShape() ||
+      !isa<FloatType>(from.getElementType()) ||
+      !isa<FloatType>(to.getElementType()))
+    return emitOpError("converts a float tile to a float tile of its shape");
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  auto from = cast<TileType>(getSource().getType());
+  auto to = cast<TileType>(getResult().getType());
+  if (from.getElementType() != to.getElementType() ||
+      from.getRank() != to.getRank())
+    return emitOpError("keeps the rank and element type");
+  for (auto [a, b] : llvm::zip(from.getShape(), to.getShape()))
+    if (a != b && a != 1)
+      return emitOpError("only extents of 1 are broadcast");
+  return success();
+}
+
+LogicalResult ReshapeOp::verify() {
+  auto from = cast<TileType>(getSource().getType());
+  auto to = cast<TileType>(getResult().getType());
+  if (from.getElementType() != to.getElementType() ||
+      from.getNumElements() != to.getNumElements())
+    return emitOpError("keeps the element type and count");
+  return success();
+}

@@ -1,0 +1,84 @@
+// RUN: pb-opt %s -split-input-file -verify-diagnostics
+// The Tile IR dialect's verifiers: what tileiras would reject (or the
+// writer could not encode) is an error at the operation.
+
+// expected-error @+1 {{tile extents must be powers of two, got 48}}
+tileir.entry @odd(%a: !tileir.tile<48xf32>) {
+  tileir.return
+}
+
+// -----
+
+// expected-error @+1 {{kernel arguments must be scalar tiles}}
+tileir.entry @shaped(%a: !tileir.tile<4xf32>) {
+  tileir.return
+}
+
+// -----
+
+tileir.entry @view(%a: !tileir.tile<!tileir.ptr<f16>>) {
+  // expected-error @+1 {{pointer to 'f16' viewed as 'f32'}}
+  %v = tileir.make_tensor_view %a : !tileir.tile<!tileir.ptr<f16>> -> !tileir.tensor_view<4xf32, strides=[1]>
+  tileir.return
+}
+
+// -----
+
+tileir.entry @load(%a: !tileir.tile<!tileir.ptr<f32>>) {
+  %v = tileir.make_tensor_view %a : !tileir.tile<!tileir.ptr<f32>> -> !tileir.tensor_view<64x64xf32, strides=[64,1]>
+  %p = tileir.make_partition_view %v : !tileir.tensor_view<64x64xf32, strides=[64,1]> -> !tileir.partition_view<tile=(16x16), !tileir.tensor_view<64x64xf32, strides=[64,1]>>
+  %i = tileir.constant dense<0> : tensor<i32> : !tileir.tile<i32>
+  // expected-error @+1 {{expects 2 indices, got 1}}
+  %t, %k = tileir.load_view_tko %p[%i] : !tileir.partition_view<tile=(16x16), !tileir.tensor_view<64x64xf32, strides=[64,1]>> -> !tileir.tile<16x16xf32>
+  tileir.return
+}
+
+// -----
+
+tileir.entry @load_type(%a: !tileir.tile<!tileir.ptr<f32>>) {
+  %v = tileir.make_tensor_view %a : !tileir.tile<!tileir.ptr<f32>> -> !tileir.tensor_view<64x64xf32, strides=[64,1]>
+  %p = tileir.make_partition_view %v : !tileir.tensor_view<64x64xf32, strides=[64,1]> -> !tileir.partition_view<tile=(16x16), !tileir.tensor_view<64x64xf32, strides=[64,1]>>
+  %i = tileir.constant dense<0> : tensor<i32> : !tileir.tile<i32>
+  // expected-error @+1 {{does not match the view's tiles}}
+  %t, %k = tileir.load_view_tko %p[%i, %i] : !tileir.partition_view<tile=(16x16), !tileir.tensor_view<64x64xf32, strides=[64,1]>> -> !tileir.tile<16x32xf32>
+  tileir.return
+}
+
+// -----
+
+tileir.entry @mma_shape(%a: !tileir.tile<f32>) {
+  %x = tileir.constant dense<0.0> : tensor<16x32xf16> : !tileir.tile<16x32xf16>
+  %y = tileir.constant dense<0.0> : tensor<16x16xf16> : !tileir.tile<16x16xf16>
+  %c = tileir.constant dense<0.0> : tensor<16x16xf32> : !tileir.tile<16x16xf32>
+  // expected-error @+1 {{shapes do not form MxK x KxN -> MxN}}
+  %r = tileir.mmaf %x, %y, %c : !tileir.tile<16x32xf16>, !tileir.tile<16x16xf16>, !tileir.tile<16x16xf32>
+  tileir.return
+}
+
+// -----
+
+tileir.entry @mma_types(%a: !tileir.tile<f32>) {
+  %x = tileir.constant dense<0.0> : tensor<16x16xbf16> : !tileir.tile<16x16xbf16>
+  %c = tileir.constant dense<0.0> : tensor<16x16xf16> : !tileir.tile<16x16xf16>
+  // expected-error @+1 {{no tensor-core form for 'bf16' inputs accumulating in 'f16'}}
+  %r = tileir.mmaf %x, %x, %c : !tileir.tile<16x16xbf16>, !tileir.tile<16x16xbf16>, !tileir.tile<16x16xf16>
+  tileir.return
+}
+
+// -----
+
+tileir.entry @broadcast(%a: !tileir.tile<f32>) {
+  %x = tileir.constant dense<0.0> : tensor<2x4xf32> : !tileir.tile<2x4xf32>
+  // expected-error @+1 {{only extents of 1 are broadcast}}
+  %r = tileir.broadcast %x : !tileir.tile<2x4xf32> -> !tileir.tile<8x4xf32>
+  tileir.return
+}
+
+// -----
+
+tileir.entry @partition(%a: !tileir.tile<!tileir.ptr<f32>>) {
+  %v = tileir.make_tensor_view %a : !tileir.tile<!tileir.ptr<f32>> -> !tileir.tensor_view<64x64xf32, strides=[64,1]>
+  // expected-error @+1 {{dim_map must be a permutation}}
+  %p = tileir.make_partition_view %v : !tileir.tensor_view<64x64xf32, strides=[64,1]> -> !tileir.partition_view<tile=(16x16), !tileir.tensor_view<64x64xf32, strides=[64,1]>, dim_map=[0,0]>
+  tileir.return
+}

@@ -1,0 +1,97 @@
+// RUN: pb-opt %s | pb-opt | FileCheck %s
+// RUN: pb-opt %s -o %t.text.mlir
+// RUN: pb-translate --tileir-to-bytecode %s -o %t.tilebc
+// RUN: pb-translate --bytecode-to-tileir %t.tilebc | pb-opt -o %t.read.mlir
+// RUN: diff %t.text.mlir %t.read.mlir
+// RUN: %if tileiras %{ %tileirdisasm %t.tilebc | FileCheck %s --check-prefix=DISASM %}
+// Every operation of the Tile IR dialect printed, parsed, written as
+// bytecode and read back unchanged (values renumbered by the reader are
+// the same after printing); NVIDIA's disassembler reads the same bytes.
+
+// CHECK-LABEL: tileir.entry @matmul(
+// CHECK-SAME: !tileir.tile<!tileir.ptr<f16>>
+// CHECK: tileir.make_token : !tileir.token
+// CHECK: tileir.make_partition_view %{{.*}} -> <tile=(128x64), !tileir.tensor_view<512x256xf16, strides=[256,1]>>
+// CHECK: tileir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} : !tileir.tile<i32> iter_values(%{{.*}} = %{{.*}}) -> (!tileir.tile<128x128xf32>)
+// CHECK: tileir.load_view_tko %{{.*}}[%{{.*}}, %{{.*}}] token = %{{.*}}
+// CHECK: tileir.mmaf
+// CHECK: tileir.continue %{{.*}} : !tileir.tile<128x128xf32>
+// CHECK: tileir.ftof %{{.*}} : <128x128xf32> -> <128x128xf16>
+// CHECK: tileir.store_view_tko
+// DISASM: entry @matmul(%arg0: tile<ptr<f16>>, %arg1: tile<ptr<f16>>, %arg2: tile<ptr<f16>>)
+// DISASM: load_view_tko weak
+// DISASM: mmaf %{{.*}} : tile<128x64xf16>, tile<64x128xf16>, tile<128x128xf32>
+// DISASM: ftof %{{.*}} : tile<128x128xf32> -> tile<128x128xf16>
+tileir.entry @matmul(%a: !tileir.tile<!tileir.ptr<f16>>, %b: !tileir.tile<!tileir.ptr<f16>>, %c: !tileir.tile<!tileir.ptr<f16>>) {
+  %t0 = tileir.make_token : !tileir.token
+  %av = tileir.make_tensor_view %a : !tileir.tile<!tileir.ptr<f16>> -> !tileir.tensor_view<512x256xf16, strides=[256,1]>
+  %bv = tileir.make_tensor_view %b : !tileir.tile<!tileir.ptr<f16>> -> !tileir.tensor_view<256x384xf16, strides=[384,1]>
+  %cv = tileir.make_tensor_view %c : !tileir.tile<!tileir.ptr<f16>> -> !tileir.tensor_view<512x384xf16, strides=[384,1]>
+  %ap = tileir.make_partition_view %av : !tileir.tensor_view<512x256xf16, strides=[256,1]> -> !tileir.partition_view<tile=(128x64), !tileir.tensor_view<512x256xf16, strides=[256,1]>>
+  %bp = tileir.make_partition_view %bv : !tileir.tensor_view<256x384xf16, strides=[384,1]> -> !tileir.partition_view<tile=(64x128), !tileir.tensor_view<256x384xf16, strides=[384,1]>>
+  %cp = tileir.make_partition_view %cv : !tileir.tensor_view<512x384xf16, strides=[384,1]> -> !tileir.partition_view<tile=(128x128), !tileir.tensor_view<512x384xf16, strides=[384,1]>>
+  %x, %y, %z = tileir.get_tile_block_id : !tileir.tile<i32>
+  %zero = tileir.constant dense<0.0> : tensor<128x128xf32> : !tileir.tile<128x128xf32>
+  %c0 = tileir.constant dense<0> : tensor<i32> : !tileir.tile<i32>
+  %c1 = tileir.constant dense<1> : tensor<i32> : !tileir.tile<i32>
+  %c4 = tileir.constant dense<4> : tensor<i32> : !tileir.tile<i32>
+  %acc = tileir.for %k = %c0 to %c4 step %c1 : !tileir.tile<i32> iter_values(%s = %zero) -> (!tileir.tile<128x128xf32>) {
+    %at, %t1 = tileir.load_view_tko %ap[%x, %k] token = %t0 : !tileir.partition_view<tile=(128x64), !tileir.tensor_view<512x256xf16, strides=[256,1]>> -> !tileir.tile<128x64xf16>
+    %bt, %t2 = tileir.load_view_tko %bp[%k, %y] token = %t0 : !tileir.partition_view<tile=(64x128), !tileir.tensor_view<256x384xf16, strides=[384,1]>> -> !tileir.tile<64x128xf16>
+    %r = tileir.mmaf %at, %bt, %s : !tileir.tile<128x64xf16>, !tileir.tile<64x128xf16>, !tileir.tile<128x128xf32>
+    tileir.continue %r : !tileir.tile<128x128xf32>
+  }
+  %h = tileir.ftof %acc : !tileir.tile<128x128xf32> -> !tileir.tile<128x128xf16>
+  %t3 = tileir.store_view_tko %h, %cp[%x, %y] token = %t0 : !tileir.tile<128x128xf16>, !tileir.partition_view<tile=(128x128), !tileir.tensor_view<512x384xf16, strides=[384,1]>>
+  tileir.return
+}
+
+// CHECK-LABEL: tileir.entry @elementwise(
+// CHECK: tileir.get_num_tile_blocks
+// CHECK: tileir.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xbf16>
+// CHECK: tileir.reshape %{{.*}} : <4xbf16> -> <1x4xbf16>
+// CHECK: tileir.broadcast %{{.*}} : <1x4xf32> -> <8x4xf32>
+// CHECK: tileir.addf
+// CHECK: tileir.subf
+// CHECK: tileir.mulf
+// CHECK: tileir.divf
+// CHECK: tileir.maxf
+// CHECK: tileir.minf
+// CHECK: tileir.negf
+// CHECK: tileir.exp
+// CHECK: tileir.tanh
+// CHECK: tileir.sqrt
+// CHECK: tileir.rsqrt
+// CHECK: tileir.store_view_tko
+// CHECK: tileir.return
+// DISASM-LABEL: entry @elementwise
+// DISASM: constant <bf16: [1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tile<4xbf16>
+// DISASM: maxf
+// DISASM: tanh
+tileir.entry @elementwise(%x: !tileir.tile<!tileir.ptr<f32>>, %out: !tileir.tile<!tileir.ptr<f32>>) {
+  %xv = tileir.make_tensor_view %x : !tileir.tile<!tileir.ptr<f32>> -> !tileir.tensor_view<64x4xf32, strides=[4,1]>
+  %ov = tileir.make_tensor_view %out : !tileir.tile<!tileir.ptr<f32>> -> !tileir.tensor_view<64x4xf32, strides=[4,1]>
+  %xp = tileir.make_partition_view %xv : !tileir.tensor_view<64x4xf32, strides=[4,1]> -> !tileir.partition_view<tile=(8x4), !tileir.tensor_view<64x4xf32, strides=[4,1]>>
+  %op = tileir.make_partition_view %ov : !tileir.tensor_view<64x4xf32, strides=[4,1]> -> !tileir.partition_view<tile=(8x4), !tileir.tensor_view<64x4xf32, strides=[4,1]>>
+  %bx, %by, %bz = tileir.get_tile_block_id : !tileir.tile<i32>
+  %nx, %ny, %nz = tileir.get_num_tile_blocks : !tileir.tile<i32>
+  %zero = tileir.constant dense<0> : tensor<i32> : !tileir.tile<i32>
+  %v, %t = tileir.load_view_tko %xp[%bx, %zero] : !tileir.partition_view<tile=(8x4), !tileir.tensor_view<64x4xf32, strides=[4,1]>> -> !tileir.tile<8x4xf32>
+  %w16 = tileir.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xbf16> : !tileir.tile<4xbf16>
+  %w2 = tileir.reshape %w16 : !tileir.tile<4xbf16> -> !tileir.tile<1x4xbf16>
+  %w32 = tileir.ftof %w2 : !tileir.tile<1x4xbf16> -> !tileir.tile<1x4xf32>
+  %w = tileir.broadcast %w32 : !tileir.tile<1x4xf32> -> !tileir.tile<8x4xf32>
+  %a = tileir.addf %v, %w : !tileir.tile<8x4xf32>
+  %b = tileir.subf %a, %v : !tileir.tile<8x4xf32>
+  %c = tileir.mulf %a, %b : !tileir.tile<8x4xf32>
+  %d = tileir.divf %c, %w : !tileir.tile<8x4xf32>
+  %e = tileir.maxf %d, %v : !tileir.tile<8x4xf32>
+  %f = tileir.minf %e, %a : !tileir.tile<8x4xf32>
+  %g = tileir.negf %f : !tileir.tile<8x4xf32>
+  %h = tileir.exp %g : !tileir.tile<8x4xf32>
+  %i = tileir.tanh %h : !tileir.tile<8x4xf32>
+  %j = tileir.sqrt %i : !tileir.tile<8x4xf32>
+  %k = tileir.rsqrt %j : !tileir.tile<8x4xf32>
+  %s = tileir.store_view_tko %k, %op[%bx, %zero] token = %t : !tileir.tile<8x4xf32>, !tileir.partition_view<tile=(8x4), !tileir.tensor_view<64x4xf32, strides=[4,1]>>
+  tileir.return
+}
