@@ -241,6 +241,25 @@ class PBMatrixUnit<string intrinsic, int m, int n, int k, PBElementType a,
   int OperandRegisters = 0;
 }
 
+/// What the CUDA Tile IR path (`--codegen=tile-ir`, NVIDIA) needs of a
+/// chip: NVIDIA's assembler (tileiras) maps tiles onto threads, shared
+/// memory and tensor cores itself, so its cost model sizes tiles by what
+/// the assembler makes of them (docs/TileIR.md).
+class PBTileIRPath {
+  /// `tileiras --gpu-name`.
+  string GPUName = ?;
+  /// Threads tileiras gives a tile block of a contraction (the REQNTID of
+  /// its cubins).
+  int ThreadsPerTileBlock = ?;
+  /// f32 accumulator registers per thread that a contraction tile may
+  /// take (M x N / threads): the most for which tileiras keeps the kernels
+  /// free of local-memory spills, measured on its SASS.
+  int AccumulatorRegistersPerThread = ?;
+  /// Bytes of an operand tile's row along the reduction (K tile = this /
+  /// element bytes).
+  int OperandRowBytes = ?;
+}
+
 /// Peak arithmetic throughput of the whole chip for one element type on one
 /// kind of unit.
 class PBPeakCompute<PBElementType type, string unit, int gflops> {
@@ -289,6 +308,9 @@ class PBChip<string name, PBVendor vendor> {
   list<PBPeakCompute> PeakCompute = ?;
   /// Fixed cost of one kernel launch or parallel-region entry.
   int LaunchOverheadNs = ?;
+  /// The CUDA Tile IR path's figures (NVIDIA chips that tileiras targets;
+  /// at most one).
+  list<PBTileIRPath> TileIRPath = [];
 
   /// Host-resolved chips (cpu-host): the compiler picks, when it runs, the
   /// first candidate whose `HostCPUFeatures` the running CPU has, and uses

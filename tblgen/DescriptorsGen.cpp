@@ -69,7 +69,14 @@ static void emitDescriptors(const RecordKeeper &records, raw_ostream &os) {
     os << "static const MatrixUnitDesc *const kMatrixUnits_" << id << "[] = {";
     for (const Record *unit : units)
       os << "&kMatrixUnits[MU_" << unit->getName() << "], ";
-    os << "nullptr};\n\n";
+    os << "nullptr};\n";
+    for (const Record *path : chip->getValueAsListOfDefs("TileIRPath"))
+      os << "static const TileIRPathDesc kTileIR_" << id << " = {"
+         << cppString(path->getValueAsString("GPUName")) << ", "
+         << path->getValueAsInt("ThreadsPerTileBlock") << ", "
+         << path->getValueAsInt("AccumulatorRegistersPerThread") << ", "
+         << path->getValueAsInt("OperandRowBytes") << "};\n";
+    os << "\n";
   }
 
   os << "static const ChipDesc kChips[] = {\n";
@@ -91,6 +98,10 @@ static void emitDescriptors(const RecordKeeper &records, raw_ostream &os) {
        << arrayRef("const MatrixUnitDesc *", "kMatrixUnits_" + id,
                    chip->getValueAsListOfDefs("MatrixUnits").size())
        << ",\n   &kCostModel_" << id << ",\n   "
+       << (chip->getValueAsListOfDefs("TileIRPath").empty()
+               ? std::string("nullptr")
+               : "&kTileIR_" + id)
+       << ",\n   "
        << arrayRef("llvm::StringRef", "kHostCPUFeatures_" + id,
                    chip->getValueAsListOfStrings("HostCPUFeatures").size())
        << "},\n";

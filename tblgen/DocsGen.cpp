@@ -30,6 +30,14 @@ static void emitChip(const TargetRecords &targets, const Record *chip,
      << chip->getValueAsInt("VectorWidthBits") << " bits; launch overhead "
      << chip->getValueAsInt("LaunchOverheadNs") << " ns\n"
      << "- Features: " << join(targets.getClosedFeatures(chip), ", ") << "\n";
+  for (const Record *path : chip->getValueAsListOfDefs("TileIRPath"))
+    os << "- Tile IR path: `tileiras --gpu-name "
+       << path->getValueAsString("GPUName") << "`, "
+       << path->getValueAsInt("ThreadsPerTileBlock")
+       << " threads per tile block, "
+       << path->getValueAsInt("AccumulatorRegistersPerThread")
+       << " accumulator registers per thread, operand rows of "
+       << path->getValueAsInt("OperandRowBytes") << " bytes\n";
   std::vector<StringRef> host =
       chip->getValueAsListOfStrings("HostCPUFeatures");
   if (!host.empty())

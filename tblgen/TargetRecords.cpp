@@ -192,6 +192,16 @@ void TargetRecords::validateChip(const Record *chip) const {
   for (StringRef list : {"ComputeLevels", "MemoryLevels", "PeakCompute"})
     if (chip->getValueAsListOfDefs(list).empty())
       PrintFatalError(chip->getLoc(), what + ": '" + list + "' is empty");
+  std::vector<const Record *> tileIR = chip->getValueAsListOfDefs("TileIRPath");
+  if (tileIR.size() > 1)
+    PrintFatalError(chip->getLoc(), what + ": more than one 'TileIRPath'");
+  for (const Record *path : tileIR) {
+    checkNoUnsetFields(path, what + " Tile IR path");
+    checkPositive(path,
+                  {"ThreadsPerTileBlock", "AccumulatorRegistersPerThread",
+                   "OperandRowBytes"},
+                  what + " Tile IR path");
+  }
 
   SmallPtrSet<const Record *, 8> levelKinds;
   for (const Record *level : chip->getValueAsListOfDefs("ComputeLevels")) {

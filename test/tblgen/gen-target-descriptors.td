@@ -1,4 +1,5 @@
 // RUN: pb-tblgen -gen-target-descriptors -I %targets_td -I %S/Inputs %s | FileCheck %s
+// RUN: pb-tblgen -gen-target-descriptors -I %targets_td -I %S/Inputs %s | FileCheck %s --check-prefix=TILE
 // A ChipDesc per chip: features closed over Implies, hierarchies, units.
 include "MinimalChip.td"
 def Chip : MinimalChip<"minimal">;
@@ -17,3 +18,19 @@ def Chip : MinimalChip<"minimal">;
 // CHECK: static const ChipDesc kChips[] = {
 // CHECK-NEXT:   {"minimal", Vendor::TestVendor,
 // CHECK:   &kCostModel_Chip,
+// CHECK-NEXT:   nullptr,
+
+// A chip with a Tile IR path gets its figures, in the order of TileIRPathDesc.
+def TilePath : PBTileIRPath {
+  let GPUName = "sm_80";
+  let ThreadsPerTileBlock = 128;
+  let AccumulatorRegistersPerThread = 64;
+  let OperandRowBytes = 128;
+}
+def TileChip : MinimalChip<"minimal-tile"> {
+  let TileIRPath = [TilePath];
+}
+// TILE: static const TileIRPathDesc kTileIR_TileChip = {"sm_80", 128, 64, 128};
+// TILE: {"minimal-tile", Vendor::TestVendor,
+// TILE:   &kCostModel_TileChip,
+// TILE-NEXT:   &kTileIR_TileChip,

@@ -113,6 +113,14 @@ struct CostModelDesc {
   int64_t getPeakGFLOPs(ElementType type, llvm::StringRef unit) const;
 };
 
+/// The CUDA Tile IR path's figures (PBTileIRPath in Target.td).
+struct TileIRPathDesc {
+  llvm::StringRef gpuName;
+  int64_t threadsPerTileBlock;
+  int64_t accumulatorRegistersPerThread;
+  int64_t operandRowBytes;
+};
+
 /// Everything a chip's .td file states.
 struct ChipDesc {
   llvm::StringRef name;
@@ -130,6 +138,8 @@ struct ChipDesc {
   llvm::ArrayRef<MemoryLevelDesc> memoryLevels;
   llvm::ArrayRef<const MatrixUnitDesc *> matrixUnits;
   const CostModelDesc *costModel;
+  /// The CUDA Tile IR path's figures, or null where the chip has none.
+  const TileIRPathDesc *tileIR;
   /// LLVM host features the running CPU needs for this chip to describe it.
   llvm::ArrayRef<llvm::StringRef> hostCPUFeatures;
 
