@@ -87,6 +87,7 @@ _OPTION_KEYS = {
     "pipeline": "pipeline",
     "reduce_reduce_fusion": "reduce-reduce-fusion",
     "reduce-reduce-fusion": "reduce-reduce-fusion",
+    "codegen": "codegen",
     "mma_fusion": "mma-fusion",
     "mma-fusion": "mma-fusion",
 }

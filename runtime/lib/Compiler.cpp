@@ -142,7 +142,14 @@ static pb_status *parseOptions(const char *text, CompileOptions &options) {
       status = boolValue(options.verifyEach);
     else if (key == "kernel-cache")
       options.kernelCache = value.str();
-    else if (key == "threads") {
+    else if (key == "codegen") {
+      if (value == "ptx" || value == "tile-ir")
+        options.pipeline.codegen = value.str();
+      else
+        status = makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                            "option 'codegen' takes ptx or tile-ir, not '" +
+                                value + "'");
+    } else if (key == "threads") {
       if (value.getAsInteger(10, options.threads) || options.threads > 4096)
         status = makeStatus(PB_STATUS_INVALID_ARGUMENT,
                             "option 'threads' takes a count from 0 (one per "
@@ -165,7 +172,7 @@ static pb_status *parseOptions(const char *text, CompileOptions &options) {
                               "warpgroup-units=0|1, pack-constants=0|1, "
                               "emulation-ir=0|1, profile=0|1, "
                               "timing=0|1, verify-each=0|1, threads=N, "
-                              "kernel-cache=DIR, "
+                              "kernel-cache=DIR, codegen=ptx|tile-ir, "
                               "pipeline=optimized|reference");
     if (status)
       return status;

@@ -268,6 +268,12 @@ mlir::pb::runtime::loadCudaExecutable(const pb_artifact &artifact,
   llvm::StringMap<CUmodule> moduleByName;
   for (const ModuleSpec &module : payload.modules) {
     CUmodule handle = nullptr;
+    if (module.image.empty())
+      return makeStatus(PB_STATUS_UNSUPPORTED,
+                        "kernel module '" + module.name + "' is " +
+                            module.kind +
+                            ": it cannot run on a GPU; "
+                            "compile with tileiras installed (scripts/setup)");
     if (CUresult result =
             driver->cuModuleLoadData(&handle, module.image.c_str()))
       return cudaError(*driver, result,

@@ -37,6 +37,11 @@
 
 namespace emulator = mlir::pb::emulator;
 #endif
+#ifdef PB_HAVE_TILE_IR
+#include "pb/TileIR/Interpreter.h"
+#endif
+
+#include "llvm/ADT/StringSet.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
@@ -55,6 +60,12 @@ struct EmulatedExecutable {
 #ifdef PB_HAVE_GPU_EMULATOR
   std::unique_ptr<emulator::Program> program;
 #endif
+#ifdef PB_HAVE_TILE_IR
+  /// The Tile IR modules' kernels (codegen=tile-ir), in the tile
+  /// interpreter.
+  std::unique_ptr<mlir::pb::tileir::TileProgram> tilePrograms;
+#endif
+  llvm::StringSet<> tileModules;
   /// Runs are serialized: the emulator's program is not documented as
   /// safe to launch from several threads at once.
   std::mutex mutex;
@@ -121,7 +132,7 @@ mlir::pb::runtime::loadEmulatedExecutable(const pb_artifact &artifact,
   if (pb_status *status = parseGpuPayload(artifact, entries, payload))
     return status;
   for (const ModuleSpec &module : payload.modules)
-    if (!module.emulationIR)
+    if (!module.emulationIR && !module.tileIRBytecode)
       return makeStatus(
           PB_STATUS_RUNTIME_ERROR,
           "kernel module '" + module.name +
@@ -140,8 +151,31 @@ mlir::pb::runtime::loadEmulatedExecutable(const pb_artifact &artifact,
     module.image = std::string();
   executable->plans = std::move(payload.plans);
   std::vector<emulator::ModuleText> texts;
-  for (const ModuleSpec &module : executable->modules)
+  std::vector<std::pair<llvm::StringRef, llvm::StringRef>> tileModules;
+  for (const ModuleSpec &module : executable->modules) {
+    if (module.tileIRBytecode) {
+      tileModules.push_back({module.name, *module.tileIRBytecode});
+      executable->tileModules.insert(module.name);
+      continue;
+    }
     texts.push_back({module.name, *module.emulationIR});
+  }
+  if (!tileModules.empty()) {
+#ifdef PB_HAVE_TILE_IR
+    llvm::Expected<std::unique_ptr<mlir::pb::tileir::TileProgram>> tiles =
+        mlir::pb::tileir::TileProgram::create(tileModules);
+    if (!tiles)
+      return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                        "the tile interpreter cannot load the artifact's "
+                        "Tile IR kernels: " +
+                            llvm::toString(tiles.takeError()));
+    executable->tilePrograms = std::move(*tiles);
+#else
+    return makeStatus(PB_STATUS_UNSUPPORTED,
+                      "the artifact has Tile IR kernels and this library "
+                      "was built without the tile interpreter");
+#endif
+  }
   llvm::Expected<std::unique_ptr<emulator::Program>> program =
       emulator::Program::create(texts, limits);
   if (!program)
@@ -234,6 +268,21 @@ mlir::pb::runtime::runEmulatedExecutable(EmulatedExecutable &executable,
     args.clear();
     for (size_t index : launch.args)
       args.push_back(planBuffers[index]);
+#ifdef PB_HAVE_TILE_IR
+    if (executable.tileModules.contains(launch.module)) {
+      std::vector<mlir::pb::tileir::InterpreterBuffer> tileArgs;
+      for (const emulator::Buffer &buffer : args)
+        tileArgs.push_back({buffer.data, buffer.bytes});
+      if (llvm::Error error = executable.tilePrograms->launch(
+              launch.module, launch.kernel, launch.grid, tileArgs))
+        return makeStatus(PB_STATUS_RUNTIME_ERROR,
+                          "interpreted launch " + llvm::Twine(l) +
+                              " of entry '" + entry + "' (Tile IR kernel '" +
+                              launch.kernel +
+                              "'): " + llvm::toString(std::move(error)));
+      continue;
+    }
+#endif
     if (llvm::Error error = executable.program->launch(
             launch.module, launch.kernel, launch.grid, launch.block,
             launch.dynamicShared, args))

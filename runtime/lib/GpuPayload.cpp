@@ -82,7 +82,10 @@ pb_status *mlir::pb::runtime::parseGpuPayload(const pb_artifact &artifact,
     // the emulator reads their kernels' IR only.
     std::optional<llvm::StringRef> hsaco =
         module ? module->getString("hsaco_base64") : std::nullopt;
-    if (!name || (!ptx && !hsaco))
+    // Tile IR modules carry their bytecode (and a cubin when tileiras ran).
+    std::optional<llvm::StringRef> tileIR =
+        module ? module->getString("tileir_bytecode_base64") : std::nullopt;
+    if (!name || (!ptx && !hsaco && !tileIR))
       return makeStatus(PB_STATUS_RUNTIME_ERROR,
                         "malformed kernel module in the GPU artifact");
     if (!moduleNames.insert(*name).second)
@@ -91,7 +94,18 @@ pb_status *mlir::pb::runtime::parseGpuPayload(const pb_artifact &artifact,
                             *name + "'");
     // The cubin when the compiler had ptxas, else the PTX (which the driver
     // compiles for the device).
-    ModuleSpec spec{name->str(), "", "PTX", std::nullopt};
+    ModuleSpec spec{name->str(), "", "PTX", std::nullopt, std::nullopt};
+    if (tileIR) {
+      std::vector<char> bytes;
+      if (llvm::Error error = llvm::decodeBase64(*tileIR, bytes))
+        return makeStatus(
+            PB_STATUS_RUNTIME_ERROR,
+            "the Tile IR bytecode of kernel module '" + *name +
+                "' is not base64: " + llvm::toString(std::move(error)));
+      spec.tileIRBytecode = std::string(bytes.begin(), bytes.end());
+      spec.kind = "Tile IR bytecode without a cubin (tileiras was not "
+                  "found when the artifact was compiled)";
+    }
     if (const llvm::json::Value *text = module->get("emulation_mlir")) {
       std::optional<llvm::StringRef> string = text->getAsString();
       if (!string)
@@ -112,6 +126,9 @@ pb_status *mlir::pb::runtime::parseGpuPayload(const pb_artifact &artifact,
       spec.kind = "cubin";
     } else if (ptx) {
       spec.image = ptx->str();
+    } else if (tileIR) {
+      // No image: the CUDA executable refuses the module, the emulator
+      // interprets the bytecode.
     } else {
       std::vector<char> bytes;
       if (llvm::Error error = llvm::decodeBase64(*hsaco, bytes))

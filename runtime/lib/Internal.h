@@ -106,6 +106,9 @@ struct ModuleSpec {
   /// Its MLIR before NVVM lowering, for the emulator; absent in artifacts
   /// compiled with emulation-ir=0.
   std::optional<std::string> emulationIR;
+  /// A Tile IR module's bytecode (codegen=tile-ir): the emulator's tile
+  /// interpreter runs it; `image` is its cubin when tileiras assembled it.
+  std::optional<std::string> tileIRBytecode;
 };
 /// The payload of an nvidia-ptx+plan or amd-hsaco+plan artifact, checked.
 struct GpuPayload {

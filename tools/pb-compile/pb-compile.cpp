@@ -47,7 +47,7 @@ static llvm::cl::opt<std::string>
                 "allow-tf32-convolutions=0|1, warpgroup-units=0|1, "
                 "pack-constants=0|1, emulation-ir=0|1, timing=0|1, "
                 "verify-each=0|1, threads=N, "
-                "kernel-cache=DIR, "
+                "kernel-cache=DIR, codegen=ptx|tile-ir, "
                 "pipeline=optimized|reference"),
             llvm::cl::init(""), llvm::cl::cat(toolCategory));
 static llvm::cl::opt<bool>

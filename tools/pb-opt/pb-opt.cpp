@@ -106,6 +106,12 @@ static llvm::cl::opt<bool> allowTF32(
     llvm::cl::desc("Let f32 contractions use tf32 matrix units (default off)"),
     llvm::cl::cat(pbCategory));
 
+static llvm::cl::opt<std::string> codegen(
+    "pb-codegen", llvm::cl::init("ptx"),
+    llvm::cl::desc("NVIDIA code generation for --pb-pipeline's s4: ptx or "
+                   "tile-ir (contraction kernels as CUDA Tile IR)"),
+    llvm::cl::cat(pbCategory));
+
 static llvm::cl::opt<bool> warpgroupUnits(
     "pb-warpgroup-units", llvm::cl::init(true),
     llvm::cl::desc("Let S3 choose warpgroup-scope matrix units (default on)"),
@@ -178,6 +184,12 @@ int main(int argc, char **argv) {
   pipelineOptions.matrixUnits = enableMatrixUnits;
   pipelineOptions.allowTF32 = allowTF32;
   pipelineOptions.warpgroupUnits = warpgroupUnits;
+  if (codegen != "ptx" && codegen != "tile-ir") {
+    llvm::errs() << "pb-opt: --pb-codegen takes ptx or tile-ir, not '"
+                 << codegen << "'\n";
+    return 1;
+  }
+  pipelineOptions.codegen = codegen;
   pipelineOptions.emulationIR = emulationIR;
   std::vector<std::string> stages(pipelineStages.begin(), pipelineStages.end());
   for (const std::string &stage : stages) {

@@ -48,6 +48,13 @@ LogicalResult PBDialect::verifyOperationAttribute(Operation *op,
                              << "' is a unit attribute of affine.for";
     return success();
   }
+  if (attr.getName() == kKernelLaunchAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) || op->getNumRegions() != 0)
+      return op->emitError() << "'" << kKernelLaunchAttrName
+                             << "' is a unit attribute of a launch "
+                                "operation";
+    return success();
+  }
   if (attr.getName() == kMatrixUnitEpilogueAttrName) {
     if (!isa<UnitAttr>(attr.getValue()) || !isa<linalg::LinalgOp>(op))
       return op->emitError() << "'" << kMatrixUnitEpilogueAttrName

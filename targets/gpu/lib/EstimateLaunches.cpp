@@ -85,7 +85,26 @@ public:
     func::FuncOp func = getOperation();
     const ChipDesc *chip = getTargetChip(func);
     SmallVector<Attribute> works;
-    func.walk([&](gpu::LaunchOp launch) {
+    func.walk([&](Operation *op) {
+      // Kernels a back end built in its own IR count with their work; the
+      // shape of their launch is known in S5 only.
+      if (op->hasAttr(PBDialect::kKernelLaunchAttrName)) {
+        std::optional<Work> work =
+            Work::fromAttr(op->getAttr(PBDialect::kWorkAttrName));
+        op->removeAttr(PBDialect::kWorkAttrName);
+        if (!work) {
+          work = Work();
+          work->exact = false;
+        }
+        NamedAttrList fields(work->toAttr(&getContext()));
+        fields.set("loc", StringAttr::get(&getContext(),
+                                          describeFileLocation(op->getLoc())));
+        works.push_back(fields.getDictionary(&getContext()));
+        return;
+      }
+      auto launch = dyn_cast<gpu::LaunchOp>(op);
+      if (!launch)
+        return;
       Attribute attr = launch->getAttr(PBDialect::kWorkAttrName);
       launch->removeAttr(PBDialect::kWorkAttrName);
       std::optional<Work> work = Work::fromAttr(attr);

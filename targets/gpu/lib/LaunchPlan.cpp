@@ -51,8 +51,9 @@ static FailureOr<llvm::json::Array> getSizes(llvm::StringRef vendor,
   return sizes;
 }
 
-static FailureOr<llvm::json::Object> describeEntry(llvm::StringRef vendor,
-                                                   func::FuncOp func) {
+static FailureOr<llvm::json::Object>
+describeEntry(llvm::StringRef vendor, func::FuncOp func,
+              const gpucommon::DescribeKernelLaunch &describeKernelLaunch) {
   llvm::json::Array buffers, launches;
   DenseMap<Value, int64_t> bufferIndex;
   for (BlockArgument arg : func.getArguments()) {
@@ -113,6 +114,23 @@ static FailureOr<llvm::json::Object> describeEntry(llvm::StringRef vendor,
           {"args", std::move(args)}});
       continue;
     }
+    if (op.hasAttr(PBDialect::kKernelLaunchAttrName) && describeKernelLaunch) {
+      FailureOr<llvm::json::Object> launch = describeKernelLaunch(&op);
+      if (failed(launch))
+        return failure();
+      llvm::json::Array args;
+      for (Value operand : op.getOperands()) {
+        auto it = bufferIndex.find(operand);
+        if (it == bufferIndex.end())
+          return reportError(vendor, &op,
+                             "a kernel argument is neither an entry "
+                             "argument nor a temporary buffer");
+        args.push_back(it->second);
+      }
+      (*launch)["args"] = std::move(args);
+      launches.push_back(std::move(*launch));
+      continue;
+    }
     if (isa<memref::DeallocOp, func::ReturnOp, memref::GetGlobalOp,
             ViewLikeOpInterface>(op) ||
         (op.getNumRegions() == 0 && isMemoryEffectFree(&op)))
@@ -126,13 +144,15 @@ static FailureOr<llvm::json::Object> describeEntry(llvm::StringRef vendor,
                             {"launches", std::move(launches)}};
 }
 
-FailureOr<gpucommon::LaunchPlan>
-gpucommon::describeLaunchPlan(ModuleOp module, llvm::StringRef vendor) {
+FailureOr<gpucommon::LaunchPlan> gpucommon::describeLaunchPlan(
+    ModuleOp module, llvm::StringRef vendor,
+    const DescribeKernelLaunch &describeKernelLaunch) {
   LaunchPlan plan;
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal() || !func.isPublic())
       continue;
-    FailureOr<llvm::json::Object> entry = describeEntry(vendor, func);
+    FailureOr<llvm::json::Object> entry =
+        describeEntry(vendor, func, describeKernelLaunch);
     if (failed(entry))
       return failure();
     plan.entries.push_back(std::move(*entry));

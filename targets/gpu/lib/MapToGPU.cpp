@@ -725,6 +725,13 @@ LogicalResult GPUMapper::mapFunction(func::FuncOp func) {
       sinkIntoLaunch(built);
       continue;
     }
+    // Launches of kernels a back end built in its own IR stay too.
+    if (op->hasAttr(PBDialect::kKernelLaunchAttrName)) {
+      if (failed(mapSingleThread(pending)))
+        return failure();
+      pending.clear();
+      continue;
+    }
     if (auto grid = dyn_cast<scf::ParallelOp>(op)) {
       if (failed(mapSingleThread(pending)) || failed(mapGrid(grid)))
         return failure();

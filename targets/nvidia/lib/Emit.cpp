@@ -7,7 +7,9 @@
 // The payload is one JSON document (format "nvidia-ptx+plan"):
 //   {"arch": "sm_90a",
 //    "modules": [{"name", "ptx", "cubin_base64" (when ptxas ran),
-//                 "emulation_mlir" (when S4 kept it)}],
+//                 "emulation_mlir" (when S4 kept it)} |
+//                {"name", "tileir_bytecode_base64", "cubin_base64" (when
+//                 tileiras ran)} (codegen=tile-ir, AssembleTileIR.cpp)],
 //    "entries": [{"name",
 //                 "buffers": [{"kind": "argument", "index"} |
 //                             {"kind": "temporary", "bytes"}],
@@ -169,8 +171,15 @@ LogicalResult mlir::pb::nvidia::emitNVIDIA(ModuleOp module,
 
   // The plan first: it names the kernel modules that serialization replaces.
   FailureOr<gpucommon::LaunchPlan> plan =
-      gpucommon::describeLaunchPlan(module, "nvidia");
+      gpucommon::describeLaunchPlan(module, "nvidia", [&](Operation *op) {
+        return nvidia::describeTileIRLaunch(op, chip);
+      });
   if (failed(plan))
+    return failure();
+  // Tile IR kernels (codegen=tile-ir) first: their cubins set their
+  // launches' block sizes.
+  llvm::json::Array modules;
+  if (failed(nvidia::emitTileIRModules(module, chip, modules, plan->entries)))
     return failure();
 
   // The kernels' IR for the emulator, taken off the modules before they
@@ -192,7 +201,6 @@ LogicalResult mlir::pb::nvidia::emitNVIDIA(ModuleOp module,
   if (failed(pm.run(module)))
     return reportError(module.getOperation(), "PTX generation failed");
 
-  llvm::json::Array modules;
   llvm::StringMap<int64_t> registersByModule;
   for (auto gpuBinary : module.getOps<gpu::BinaryOp>()) {
     for (Attribute attr : gpuBinary.getObjects()) {

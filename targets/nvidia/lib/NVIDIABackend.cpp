@@ -45,8 +45,12 @@ static std::string getS4Pipeline(const ChipDesc &chip,
   // lowering turns nvgpu/nvvm operations into inline PTX.
   llvm::StringRef keepEmulationIR =
       options.emulationIR ? "pb-gpu-keep-emulation-ir," : "";
+  // The Tile IR path takes the contractions first (before the math
+  // approximations, which its epilogues do not need).
+  llvm::StringRef tileIR =
+      options.codegen == "tile-ir" ? "pb-nvidia-emit-tile-ir," : "";
   return llvm::formatv(
-             "pb-approximate-math,"
+             "{2}pb-approximate-math,"
              "func.func(pb-nvidia-lower-matrix-units),"
              "convert-linalg-to-affine-loops,"
              "func.func(pb-gpu-prepare-parallel),lower-affine,"
@@ -68,8 +72,9 @@ static std::string getS4Pipeline(const ChipDesc &chip,
              "canonicalize,cse,reconcile-unrealized-casts),"
              // S5 reads the launches' work and the kernels' IR for the
              // emulator (Emit.cpp).
-             "pb-strip-annotations{{keep=pb.launch_work,pb.emulation_ir}",
-             attach, keepEmulationIR)
+             "pb-strip-annotations{{keep=pb.launch_work,pb.emulation_ir,"
+             "pb.kernel_launch}",
+             attach, keepEmulationIR, tileIR)
       .str();
 }
 

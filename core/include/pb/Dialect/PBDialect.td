@@ -54,6 +54,12 @@ def PB_Dialect : Dialect {
     /// depthwise filter, so that its channels are contiguous).
     static constexpr ::llvm::StringLiteral kKeepLayoutAttrName =
         "pb.keep_layout";
+    /// Unit attribute on a host-side operation that launches a kernel a
+    /// back end built in its own IR (the Tile IR path's `tileir.launch`):
+    /// the GPU mapping leaves it in place, the launch estimate and plan
+    /// count it among the launches.
+    static constexpr ::llvm::StringLiteral kKernelLaunchAttrName =
+        "pb.kernel_launch";
     /// Dictionary attribute on a GPU launch: the work of the statement it
     /// runs (bytes, FLOPs per unit and type; pb/Transforms/Roofline.h), set
     /// by the launch-building passes of S4.

@@ -178,6 +178,10 @@ struct PipelineOptions {
   /// CPU back ends time every kernel call at run time (pb-kernel-sites'
   /// `profile`); the runtime reads the counters back.
   bool profile = false;
+  /// NVIDIA code generation: "ptx" (S4 maps S3's loops to threads; PTX
+  /// and ptxas) or "tile-ir" (contraction kernels as CUDA Tile IR,
+  /// assembled by tileiras; the rest as "ptx", docs/TileIR.md).
+  std::string codegen = "ptx";
 };
 
 /// The stage names addStagePipeline knows, in pipeline order.

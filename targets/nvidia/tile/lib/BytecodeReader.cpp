@@ -169,7 +169,7 @@ private:
 class Reader {
 public:
   Reader(MLIRContext *context, Location loc) : context(context), loc(loc) {}
-  OwningOpRef<ModuleOp> read(llvm::StringRef bytes);
+  OwningOpRef<mlir::ModuleOp> read(llvm::StringRef bytes);
 
 private:
   InFlightDiagnostic error(const llvm::Twine &message) {
@@ -573,7 +573,7 @@ LogicalResult Reader::readOp(Cursor &c, OpBuilder &b) {
   return success();
 }
 
-OwningOpRef<ModuleOp> Reader::read(llvm::StringRef bytes) {
+OwningOpRef<mlir::ModuleOp> Reader::read(llvm::StringRef bytes) {
   Cursor c(bytes);
   llvm::StringRef magic = c.take(sizeof(kMagic));
   if (!c.ok() || magic != llvm::StringRef(kMagic, sizeof(kMagic)))
@@ -618,7 +618,7 @@ OwningOpRef<ModuleOp> Reader::read(llvm::StringRef bytes) {
                        constantItems)))
     return nullptr;
 
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(loc);
   OpBuilder b(context);
   b.setInsertionPointToEnd(module->getBody());
   Cursor f(sections[kFuncSection], offsets[kFuncSection]);
@@ -659,9 +659,9 @@ OwningOpRef<ModuleOp> Reader::read(llvm::StringRef bytes) {
   return module;
 }
 
-OwningOpRef<ModuleOp> mlir::pb::tileir::readBytecode(llvm::StringRef bytes,
-                                                     MLIRContext *context,
-                                                     Location loc) {
+OwningOpRef<mlir::ModuleOp>
+mlir::pb::tileir::readBytecode(llvm::StringRef bytes, MLIRContext *context,
+                               Location loc) {
   context->getOrLoadDialect<TileIRDialect>();
   return Reader(context, loc).read(bytes);
 }

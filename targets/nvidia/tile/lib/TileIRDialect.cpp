@@ -13,6 +13,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::pb::tileir;
 
@@ -196,6 +198,41 @@ PartitionViewType::verify(function_ref<InFlightDiagnostic()> emitError,
 //===----------------------------------------------------------------------===//
 // Operations
 //===----------------------------------------------------------------------===//
+
+void mlir::pb::tileir::ModuleOp::build(OpBuilder &builder,
+                                       OperationState &state, StringRef name) {
+  state.addAttribute(mlir::SymbolTable::getSymbolAttrName(),
+                     builder.getStringAttr(name));
+  state.addRegion()->emplaceBlock();
+}
+
+LogicalResult LaunchOp::verify() {
+  ArrayRef<int64_t> grid = getGrid();
+  if (grid.size() != 3 || llvm::any_of(grid, [](int64_t n) {
+        return n <= 0 || n > std::numeric_limits<int32_t>::max();
+      }))
+    return emitOpError("grid must be three positive i32 extents");
+  return success();
+}
+
+LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto entry = symbolTable.lookupNearestSymbolFrom<EntryOp>(*this, getKernel());
+  if (!entry)
+    return emitOpError("kernel ") << getKernel() << " is no tileir.entry";
+  if (entry.getFunctionType().getNumInputs() != getArgs().size())
+    return emitOpError("passes ")
+           << getArgs().size() << " buffers to a kernel of "
+           << entry.getFunctionType().getNumInputs() << " arguments";
+  for (auto [type, arg] :
+       llvm::zip(entry.getFunctionType().getInputs(), getArgs())) {
+    auto pointer = dyn_cast<PointerType>(cast<TileType>(type).getElementType());
+    if (!pointer || pointer.getPointeeType() !=
+                        cast<MemRefType>(arg.getType()).getElementType())
+      return emitOpError("buffer of type ")
+             << arg.getType() << " passed for kernel argument " << type;
+  }
+  return success();
+}
 
 ParseResult EntryOp::parse(OpAsmParser &parser, OperationState &result) {
   auto buildType = [](Builder &builder, ArrayRef<Type> args,

@@ -18,6 +18,8 @@
 #ifndef PB_GPU_GPUCOMMON_H
 #define PB_GPU_GPUCOMMON_H
 
+#include <functional>
+
 #include "pb/Target/TargetDesc.h"
 #include "pb/Transforms/Roofline.h"
 
@@ -129,8 +131,15 @@ struct LaunchPlan {
   /// Each launch's source location ("file:line:col", or "").
   SmallVector<SmallVector<std::string>> locations;
 };
-FailureOr<LaunchPlan> describeLaunchPlan(ModuleOp module,
-                                         llvm::StringRef vendor);
+/// A launch of a kernel a back end built in its own IR (an operation with
+/// `pb.kernel_launch`): its plan entry ({"module", "kernel", "grid",
+/// "block", shared memory bytes}; "args" are added from its operands), or
+/// failure after an error.
+using DescribeKernelLaunch =
+    std::function<FailureOr<llvm::json::Object>(Operation *)>;
+FailureOr<LaunchPlan>
+describeLaunchPlan(ModuleOp module, llvm::StringRef vendor,
+                   const DescribeKernelLaunch &describeKernelLaunch = {});
 
 /// Adds to every launch of `plan` its estimate (the work S4 counted, the
 /// launch's shape, the kernel's registers per thread where the vendor's

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/Support/JSON.h"
 
 namespace mlir::pb::nvidia {
 
@@ -42,6 +43,20 @@ using gpucommon::sinkIntoLaunch;
 LogicalResult emitNVIDIA(ModuleOp module, const ChipDesc &chip,
                          const EmitOptions &options, TimingScope &timing,
                          EmittedBinary &binary);
+
+/// The Tile IR path's S5 (AssembleTileIR.cpp). The launch plan entry of a
+/// `tileir.launch` (the block from the chip's TileIRPath until the cubin
+/// gives it); failure after an error on other operations.
+FailureOr<llvm::json::Object> describeTileIRLaunch(Operation *op,
+                                                   const ChipDesc &chip);
+/// Writes each `tileir.module` of `module` as bytecode and, when tileiras
+/// is found ($POLYBLOCKS_TILEIRAS, else PATH), assembles it for the chip;
+/// appends the payload's modules to `modules`, sets the block size and
+/// static shared memory of their launches in `entries` from the cubins,
+/// and erases the Tile IR modules.
+LogicalResult emitTileIRModules(ModuleOp module, const ChipDesc &chip,
+                                llvm::json::Array &modules,
+                                llvm::json::Array &entries);
 
 /// Registers the NVIDIA passes, the `pb-nvidia-s4` pipeline and the NVIDIA
 /// backend (pb::registerTargetBackend).

@@ -37,8 +37,8 @@ LogicalResult writeBytecode(Operation *container, llvm::raw_ostream &os);
 /// Reads bytecode back: a module of `tileir.entry` operations. A malformed
 /// or truncated buffer, another version or an unknown opcode is an error
 /// (emitted at `loc`), never a crash.
-OwningOpRef<ModuleOp> readBytecode(llvm::StringRef bytes, MLIRContext *context,
-                                   Location loc);
+OwningOpRef<mlir::ModuleOp> readBytecode(llvm::StringRef bytes,
+                                         MLIRContext *context, Location loc);
 
 } // namespace mlir::pb::tileir
 

@@ -146,6 +146,34 @@ def TileIR_ComparisonPredicate : I32EnumAttr<"ComparisonPredicate",
 class TileIR_Op<string mnemonic, list<Trait> traits = []>
     : Op<TileIR_Dialect, mnemonic, traits>;
 
+def TileIR_ModuleOp : TileIR_Op<"module", [IsolatedFromAbove,
+    NoRegionArguments, NoTerminator, SingleBlock, SymbolTable, Symbol]> {
+  let summary = "the kernels of one bytecode module (one tileiras run, one "
+                "cubin)";
+  let arguments = (ins SymbolNameAttr:$sym_name);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "StringRef":$name)>];
+}
+
+def TileIR_LaunchOp : TileIR_Op<"launch", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "host side: runs a kernel over a grid of tile blocks, its "
+                "pointer arguments the buffers' base addresses";
+  let description = [{
+    The Tile IR back end's counterpart of `gpu.launch_func`: S5 turns it
+    into a launch of the plan (the tile block's threads come from the
+    cubin tileiras wrote).
+  }];
+  let arguments = (ins SymbolRefAttr:$kernel, DenseI64ArrayAttr:$grid,
+                       Variadic<AnyMemRef>:$args);
+  let assemblyFormat = [{
+    $kernel `grid` $grid `args` `(` $args `)` attr-dict `:` type($args)
+  }];
+  let hasVerifier = 1;
+}
+
 def TileIR_EntryOp : TileIR_Op<"entry", [
     FunctionOpInterface, IsolatedFromAbove, Symbol]> {
   let summary = "a kernel: its arguments are scalar tiles (pointers or "

@@ -1,0 +1,699 @@
+//===- EmitTileIR.cpp - Contractions as CUDA Tile IR kernels --------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// pb-nvidia-emit-tile-ir (S4, codegen=tile-ir): the contractions S3 tagged
+// for matrix units become tile kernels. Each tagged op's operands are
+// viewed as tensor views with the operands' own strides, cut into tiles by
+// partition views; a tile block computes one M x N (x batch) tile of C with
+// a loop over K tiles of `tileir.mmaf`. Its tile extents come from the
+// chip's TileIRPath; what tileiras does with them (threads, shared memory,
+// pipelining, tensor-core instructions) is its own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pb/NVIDIA/NVIDIABackend.h"
+
+#include "pb/Dialect/PBDialect.h"
+#include "pb/TileIR/TileIR.h"
+#include "pb/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+
+namespace mlir::pb::nvidia {
+#define GEN_PASS_DEF_PBNVIDIAEMITTILEIRPASS
+#include "pb/NVIDIA/Passes.h.inc"
+} // namespace mlir::pb::nvidia
+
+using namespace mlir;
+using namespace mlir::pb;
+namespace tir = mlir::pb::tileir;
+
+namespace {
+
+/// The tile a kernel computes: its dimensions ("tile dims": batch, M, N,
+/// then K for the operands), their extents in the problem and in a tile,
+/// and the index of a tile along each (the block ids; K's loop variable).
+struct TileGeometry {
+  SmallVector<int64_t> extent, tile;
+  SmallVector<Value> index;
+};
+
+/// How tiles of one buffer are read or written: for each of the buffer's
+/// dimensions the tile dim it runs along.
+struct Access {
+  Value pointer;
+  MemRefType type;
+  SmallVector<int64_t> tileDimOfDim;
+};
+
+/// The contraction's plan: loops of the batch, M, N and K dimensions and
+/// the tile extents.
+struct Plan {
+  std::optional<unsigned> batchLoop;
+  unsigned mLoop, nLoop, kLoop;
+  int64_t batch = 1, m, n, k;
+  int64_t tm, tn, tk;
+  int64_t grid[3];
+};
+
+} // namespace
+
+static int64_t powerOf2Ceil(int64_t x) {
+  return static_cast<int64_t>(llvm::PowerOf2Ceil(static_cast<uint64_t>(x)));
+}
+
+/// The buffer's static strides (offset 0), or failure.
+static FailureOr<SmallVector<int64_t>> getStrides(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!type.hasStaticShape() ||
+      failed(type.getStridesAndOffset(strides, offset)) || offset != 0 ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return failure();
+  return strides;
+}
+
+/// For each result of the projected permutation `map` (a buffer's indexing
+/// map), the tile dim of the loop it names; failure for other maps or
+/// loops with no tile dim.
+static FailureOr<SmallVector<int64_t>>
+getTileDims(AffineMap map, const DenseMap<unsigned, int64_t> &tileDimOfLoop) {
+  SmallVector<int64_t> dims;
+  for (AffineExpr result : map.getResults()) {
+    auto dim = dyn_cast<AffineDimExpr>(result);
+    if (!dim)
+      return failure();
+    auto it = tileDimOfLoop.find(dim.getPosition());
+    if (it == tileDimOfLoop.end())
+      return failure();
+    if (llvm::is_contained(dims, it->second))
+      return failure();
+    dims.push_back(it->second);
+  }
+  return dims;
+}
+
+namespace {
+
+/// Builds one kernel's body.
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc, TileGeometry &geometry)
+      : b(b), loc(loc), geometry(geometry) {}
+
+  tir::TileType tileType(ArrayRef<int64_t> shape, Type element) {
+    return tir::TileType::get(b.getContext(), shape, element);
+  }
+  Value constantI32(int64_t v) {
+    return tir::ConstantOp::create(
+        b, loc, tileType({}, b.getI32Type()),
+        DenseElementsAttr::get(RankedTensorType::get({}, b.getI32Type()),
+                               b.getI32IntegerAttr(static_cast<int32_t>(v))));
+  }
+  Value splat(ArrayRef<int64_t> shape, FloatType type, double value) {
+    return tir::ConstantOp::create(
+        b, loc, tileType(shape, type),
+        DenseElementsAttr::get(RankedTensorType::get(shape, type),
+                               FloatAttr::get(type, value)));
+  }
+
+  /// The partition view of `access` over `dims` (tile dims in the order
+  /// the tile takes them) and the tile type it loads.
+  Value partitionView(const Access &access, ArrayRef<int64_t> dims,
+                      ArrayRef<int64_t> strides) {
+    SmallVector<int64_t> shape, viewStrides, tile;
+    for (int64_t dim : dims) {
+      unsigned d =
+          llvm::find(access.tileDimOfDim, dim) - access.tileDimOfDim.begin();
+      int64_t extent = access.type.getDimSize(d);
+      shape.push_back(extent);
+      // An extent of 1 is only ever indexed at 0: any positive stride.
+      viewStrides.push_back(extent == 1 ? 1 : strides[d]);
+      tile.push_back(geometry.tile[dim]);
+    }
+    auto viewType = tir::TensorViewType::get(
+        b.getContext(), shape, access.type.getElementType(), viewStrides);
+    Value view =
+        tir::MakeTensorViewOp::create(b, loc, viewType, access.pointer);
+    SmallVector<int64_t> dimMap = llvm::to_vector(
+        llvm::seq<int64_t>(0, static_cast<int64_t>(dims.size())));
+    auto partitionType =
+        tir::PartitionViewType::get(b.getContext(), tile, viewType, dimMap);
+    return tir::MakePartitionViewOp::create(b, loc, partitionType, view);
+  }
+
+  SmallVector<Value> indexOf(ArrayRef<int64_t> dims) {
+    SmallVector<Value> index;
+    for (int64_t dim : dims)
+      index.push_back(geometry.index[dim]);
+    return index;
+  }
+
+  /// The buffer's dims sorted by tile dim (the order of the loaded tile).
+  static SmallVector<int64_t> sortedDims(const Access &access) {
+    SmallVector<int64_t> dims = access.tileDimOfDim;
+    llvm::sort(dims);
+    return dims;
+  }
+
+  Value load(const Access &access, ArrayRef<int64_t> strides, Value token) {
+    SmallVector<int64_t> dims = sortedDims(access);
+    Value view = partitionView(access, dims, strides);
+    auto viewType = cast<tir::PartitionViewType>(view.getType());
+    auto op = tir::LoadViewTkoOp::create(b, loc, viewType.getTileType(),
+                                         tir::TokenType::get(b.getContext()),
+                                         view, indexOf(dims), token);
+    return op.getResult();
+  }
+
+  /// `value` (a tile over the buffer's sorted dims) broadcast to the
+  /// output tile over `outDims` (a superset).
+  Value expand(Value value, ArrayRef<int64_t> dims, ArrayRef<int64_t> outDims) {
+    if (dims.size() == outDims.size())
+      return value;
+    auto type = cast<tir::TileType>(value.getType());
+    SmallVector<int64_t> withOnes, full;
+    for (int64_t dim : outDims) {
+      withOnes.push_back(llvm::is_contained(dims, dim) ? geometry.tile[dim]
+                                                       : 1);
+      full.push_back(geometry.tile[dim]);
+    }
+    Value reshaped = tir::ReshapeOp::create(
+        b, loc, tileType(withOnes, type.getElementType()), value);
+    return tir::BroadcastOp::create(
+        b, loc, tileType(full, type.getElementType()), reshaped);
+  }
+
+  Value convert(Value value, Type element) {
+    auto type = cast<tir::TileType>(value.getType());
+    if (type.getElementType() == element)
+      return value;
+    return tir::FToFOp::create(b, loc, tileType(type.getShape(), element),
+                               value);
+  }
+
+  void store(Value value, const Access &access, ArrayRef<int64_t> strides,
+             Value token) {
+    SmallVector<int64_t> dims = sortedDims(access);
+    Value view = partitionView(access, dims, strides);
+    tir::StoreViewTkoOp::create(b, loc, tir::TokenType::get(b.getContext()),
+                                value, view, indexOf(dims), token);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  TileGeometry &geometry;
+};
+
+} // namespace
+
+/// Whether every operation of the epilogue's body has a tile counterpart
+/// (translateScalarOp), with f16, bf16 or f32 values.
+static bool canTranslateEpilogue(linalg::GenericOp epilogue, std::string &why) {
+  for (Operation &op : epilogue.getBlock()->without_terminator()) {
+    if (!isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
+             arith::MaximumFOp, arith::MinimumFOp, arith::NegFOp, arith::ExtFOp,
+             arith::TruncFOp, arith::ConstantOp, math::ExpOp, math::TanhOp,
+             math::SqrtOp, math::RsqrtOp>(op)) {
+      why = ("no tile operation for " + op.getName().getStringRef()).str();
+      return false;
+    }
+    for (Type type : op.getResultTypes())
+      if (!isa<Float16Type, BFloat16Type, Float32Type>(type)) {
+        why = "epilogue values of a type other than f16, bf16 or f32";
+        return false;
+      }
+    if (auto constant = dyn_cast<arith::ConstantOp>(op))
+      if (!isa<FloatAttr>(constant.getValue())) {
+        why = "an epilogue constant that is not a float";
+        return false;
+      }
+  }
+  return true;
+}
+
+/// The tile operation computing `op` on tiles of `shape` (operands mapped).
+static Value translateScalarOp(KernelBuilder &kb, Operation *op,
+                               ArrayRef<int64_t> shape, IRMapping &mapping) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  auto resultType = [&] {
+    return kb.tileType(shape, op->getResult(0).getType());
+  };
+  auto operand = [&](unsigned i) { return mapping.lookup(op->getOperand(i)); };
+  return llvm::TypeSwitch<Operation *, Value>(op)
+      .Case([&](arith::ConstantOp c) {
+        auto attr = cast<FloatAttr>(c.getValue());
+        return kb.splat(shape, cast<FloatType>(attr.getType()),
+                        attr.getValueAsDouble());
+      })
+      .Case([&](arith::AddFOp) {
+        return tir::AddFOp::create(b, loc, resultType(), operand(0),
+                                   operand(1));
+      })
+      .Case([&](arith::SubFOp) {
+        return tir::SubFOp::create(b, loc, resultType(), operand(0),
+                                   operand(1));
+      })
+      .Case([&](arith::MulFOp) {
+        return tir::MulFOp::create(b, loc, resultType(), operand(0),
+                                   operand(1));
+      })
+      .Case([&](arith::DivFOp) {
+        return tir::DivFOp::create(b, loc, resultType(), operand(0),
+                                   operand(1));
+      })
+      .Case([&](arith::MaximumFOp) {
+        return tir::MaxFOp::create(b, loc, resultType(), operand(0),
+                                   operand(1));
+      })
+      .Case([&](arith::MinimumFOp) {
+        return tir::MinFOp::create(b, loc, resultType(), operand(0),
+                                   operand(1));
+      })
+      .Case([&](arith::NegFOp) {
+        return tir::NegFOp::create(b, loc, resultType(), operand(0));
+      })
+      .Case<arith::ExtFOp, arith::TruncFOp>([&](Operation *) {
+        return tir::FToFOp::create(b, loc, resultType(), operand(0));
+      })
+      .Case([&](math::ExpOp) {
+        return tir::ExpOp::create(b, loc, resultType(), operand(0));
+      })
+      .Case([&](math::TanhOp) {
+        return tir::TanHOp::create(b, loc, resultType(), operand(0));
+      })
+      .Case([&](math::SqrtOp) {
+        return tir::SqrtOp::create(b, loc, resultType(), operand(0));
+      })
+      .Case([&](math::RsqrtOp) {
+        return tir::RsqrtOp::create(b, loc, resultType(), operand(0));
+      })
+      .Default([](Operation *) -> Value {
+        llvm_unreachable("checked by canTranslateEpilogue");
+      });
+}
+
+/// The plan of `op` on `chip`'s Tile IR path, or failure with `why`.
+static FailureOr<Plan> planContraction(linalg::LinalgOp op,
+                                       const ChipDesc &chip,
+                                       const TileIRPathDesc &path,
+                                       std::string &why) {
+  if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1) {
+    why = "not a two-operand contraction";
+    return failure();
+  }
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1 || dims->batch.size() > 1) {
+    why = "not one M, N and K dimension (and at most one batch)";
+    return failure();
+  }
+  Type a = getElementTypeOrSelf(op.getDpsInputOperand(0)->get().getType());
+  Type bType = getElementTypeOrSelf(op.getDpsInputOperand(1)->get().getType());
+  Type c = getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType());
+  if (a != bType || !isa<Float16Type, BFloat16Type>(a) ||
+      !(isa<Float32Type>(c) || (isa<Float16Type>(a) && isa<Float16Type>(c)))) {
+    why = "operand types other than f16 or bf16 with f32 (or f16) results";
+    return failure();
+  }
+  Plan plan;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic)) {
+    why = "dynamic sizes";
+    return failure();
+  }
+  if (!dims->batch.empty()) {
+    plan.batchLoop = dims->batch.front();
+    plan.batch = ranges[*plan.batchLoop];
+  }
+  plan.mLoop = dims->m.front();
+  plan.nLoop = dims->n.front();
+  plan.kLoop = dims->k.front();
+  plan.m = ranges[plan.mLoop];
+  plan.n = ranges[plan.nLoop];
+  plan.k = ranges[plan.kLoop];
+
+  // M x N within the accumulator budget of a tile block, M twice N where
+  // both are large (tm^2 / 2 <= budget); extents of at least 16 (an MMA's
+  // M and K).
+  int64_t budget =
+      path.accumulatorRegistersPerThread * path.threadsPerTileBlock;
+  int64_t tmCap = static_cast<int64_t>(llvm::bit_floor(
+      static_cast<uint64_t>(std::sqrt(2.0 * static_cast<double>(budget)))));
+  int64_t tmMax = std::max<int64_t>(16, powerOf2Ceil(plan.m));
+  int64_t tnMax = std::max<int64_t>(16, powerOf2Ceil(plan.n));
+  plan.tm = std::max<int64_t>(16, std::min(tmMax, tmCap));
+  plan.tn = std::min(tnMax, std::max<int64_t>(16, budget / plan.tm));
+  // Halved (the larger extent first) while the grid leaves SMs idle.
+  int64_t sms = 1;
+  if (const ComputeLevelDesc *grid =
+          chip.getComputeLevel(ComputeLevelKind::Grid))
+    sms = std::max<int64_t>(1, grid->physicalUnits);
+  auto blocks = [&]() -> int64_t {
+    return static_cast<int64_t>(llvm::divideCeil(plan.m, plan.tm) *
+                                llvm::divideCeil(plan.n, plan.tn)) *
+           plan.batch;
+  };
+  while (blocks() < sms && (plan.tm > 32 || plan.tn > 32)) {
+    if (plan.tm >= plan.tn && plan.tm > 32)
+      plan.tm /= 2;
+    else
+      plan.tn /= 2;
+  }
+  // K: the operand row bytes, a power of two that divides K (the
+  // partition views' tiles past K would read undefined values).
+  int64_t elementBytes = a.getIntOrFloatBitWidth() / 8;
+  plan.tk = path.operandRowBytes / elementBytes;
+  while (plan.tk > 16 && plan.k % plan.tk)
+    plan.tk /= 2;
+  if (plan.k % plan.tk) {
+    why = llvm::formatv("K = {0} is not a multiple of 16", plan.k).str();
+    return failure();
+  }
+  plan.grid[0] = static_cast<int64_t>(llvm::divideCeil(plan.m, plan.tm));
+  plan.grid[1] = static_cast<int64_t>(llvm::divideCeil(plan.n, plan.tn));
+  plan.grid[2] = plan.batch;
+  return plan;
+}
+
+/// The buffer an operand must be for the launch plan (an entry argument
+/// or an allocation of the entry), or null.
+static bool isPlanBuffer(Value value, func::FuncOp func) {
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return arg.getOwner() == &func.getBody().front();
+  auto alloc = value.getDefiningOp<memref::AllocOp>();
+  return alloc && alloc->getBlock() == &func.getBody().front();
+}
+
+namespace {
+class PBNVIDIAEmitTileIRPass
+    : public nvidia::impl::PBNVIDIAEmitTileIRPassBase<PBNVIDIAEmitTileIRPass> {
+public:
+  void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    const ChipDesc *chip = getTargetChip(module);
+    if (!chip || !chip->tileIR) {
+      module.emitError("pb-nvidia-emit-tile-ir: the target has no Tile IR "
+                       "path (TileIRPath in its .td)");
+      return signalPassFailure();
+    }
+    unsigned counter = 0;
+    for (auto func : llvm::to_vector(module.getOps<func::FuncOp>())) {
+      SmallVector<linalg::LinalgOp> tagged;
+      func.walk([&](linalg::LinalgOp op) {
+        if (op->hasAttr(PBDialect::kMatrixUnitAttrName))
+          tagged.push_back(op);
+      });
+      for (linalg::LinalgOp op : tagged)
+        if (failed(emitKernel(module, func, op, *chip, counter)))
+          return signalPassFailure();
+    }
+  }
+
+private:
+  LogicalResult emitKernel(mlir::ModuleOp module, func::FuncOp func,
+                           linalg::LinalgOp op, const ChipDesc &chip,
+                           unsigned &counter);
+};
+} // namespace
+
+LogicalResult PBNVIDIAEmitTileIRPass::emitKernel(mlir::ModuleOp module,
+                                                 func::FuncOp func,
+                                                 linalg::LinalgOp op,
+                                                 const ChipDesc &chip,
+                                                 unsigned &counter) {
+  std::string why;
+  FailureOr<Plan> planned = planContraction(op, chip, *chip.tileIR, why);
+  auto refuse = [&](const std::string &reason) {
+    explain(op, "tile-ir: not a Tile IR kernel (" + reason +
+                    "): left to the PTX path");
+    return success();
+  };
+  if (failed(planned))
+    return refuse(why);
+  Plan plan = *planned;
+
+  // Tile dims: batch (if any), M, N, K.
+  DenseMap<unsigned, int64_t> tileDimOfLoop;
+  TileGeometry geometry;
+  auto addDim = [&](std::optional<unsigned> loop, int64_t extent,
+                    int64_t tile) {
+    int64_t dim = geometry.extent.size();
+    if (loop)
+      tileDimOfLoop[*loop] = dim;
+    geometry.extent.push_back(extent);
+    geometry.tile.push_back(tile);
+    return dim;
+  };
+  int64_t batchDim =
+      plan.batchLoop ? addDim(plan.batchLoop, plan.batch, 1) : -1;
+  int64_t mDim = addDim(plan.mLoop, plan.m, plan.tm);
+  int64_t nDim = addDim(plan.nLoop, plan.n, plan.tn);
+  int64_t kDim = addDim(plan.kLoop, plan.k, plan.tk);
+  SmallVector<int64_t> cDims = {mDim, nDim};
+  if (batchDim >= 0)
+    cDims.insert(cDims.begin(), batchDim);
+
+  // The buffers: A, B, C, then the epilogue's other inputs and its output.
+  SmallVector<Value> buffers;
+  SmallVector<AffineMap> maps;
+  for (OpOperand &operand : op->getOpOperands()) {
+    buffers.push_back(operand.get());
+    maps.push_back(op.getMatchingIndexingMap(&operand));
+  }
+  SmallVector<FailureOr<SmallVector<int64_t>>> tileDims;
+  for (AffineMap map : maps)
+    tileDims.push_back(getTileDims(map, tileDimOfLoop));
+  SmallVector<int64_t> want[3] = {{mDim, kDim}, {kDim, nDim}, {mDim, nDim}};
+  for (int i = 0; i < 3; ++i) {
+    if (batchDim >= 0)
+      want[i].insert(want[i].begin(), batchDim);
+    SmallVector<int64_t> have, wanted = want[i];
+    if (succeeded(tileDims[i]))
+      have = *tileDims[i];
+    llvm::sort(have);
+    llvm::sort(wanted);
+    if (have != wanted)
+      return refuse("operands indexed other than by the batch, M, N and K "
+                    "loops");
+  }
+
+  // The epilogue S3 tagged, when each of its operations has a tile form.
+  linalg::GenericOp epilogue = findFusableEpilogue(op, /*permuted=*/true);
+  if (epilogue && !epilogue->hasAttr(PBDialect::kMatrixUnitEpilogueAttrName))
+    epilogue = nullptr;
+  Value cMem = op.getDpsInitOperand(0)->get();
+  if (epilogue) {
+    std::string reason;
+    DenseMap<unsigned, int64_t> tileDimOfEpilogueLoop;
+    bool ok = canTranslateEpilogue(epilogue, reason);
+    // The epilogue's loops, as tile dims, from the loops it reads C at.
+    for (OpOperand *input : epilogue.getDpsInputOperands())
+      if (input->get() == cMem) {
+        AffineMap map = epilogue.getMatchingIndexingMap(input);
+        for (unsigned r = 0; r < map.getNumResults(); ++r)
+          tileDimOfEpilogueLoop[map.getDimPosition(r)] = (*tileDims[2])[r];
+      }
+    SmallVector<FailureOr<SmallVector<int64_t>>> epilogueDims;
+    for (OpOperand &operand : epilogue->getOpOperands()) {
+      if (operand.get() == cMem && epilogue.isDpsInput(&operand))
+        continue;
+      FailureOr<SmallVector<int64_t>> d = getTileDims(
+          epilogue.getMatchingIndexingMap(&operand), tileDimOfEpilogueLoop);
+      if (failed(d) || !isa<MemRefType>(operand.get().getType())) {
+        ok = false;
+        reason = "an epilogue operand indexed other than by C's loops";
+        break;
+      }
+      if (epilogue.isDpsInit(&operand) && d->size() != cDims.size()) {
+        ok = false;
+        reason = "an epilogue output that is not a permutation of C";
+        break;
+      }
+      buffers.push_back(operand.get());
+      tileDims.push_back(d);
+    }
+    if (!ok) {
+      explain(epilogue, "tile-ir: epilogue not fused (" + reason +
+                            "): it runs as loops after the kernel");
+      epilogue = nullptr;
+      buffers.resize(3);
+      tileDims.resize(3);
+    }
+  }
+  for (Value buffer : buffers) {
+    auto type = dyn_cast<MemRefType>(buffer.getType());
+    if (!type || failed(getStrides(type)) || !isPlanBuffer(buffer, func))
+      return refuse("a buffer that is not a whole entry argument or "
+                    "temporary with static strides");
+  }
+  SmallVector<Value> kernelBuffers;
+  for (Value buffer : buffers)
+    if (!llvm::is_contained(kernelBuffers, buffer))
+      kernelBuffers.push_back(buffer);
+
+  // The epilogue now runs in the kernel: what S2 placed between the two
+  // must come before it.
+  if (epilogue)
+    while (op->getNextNode() != epilogue)
+      op->getNextNode()->moveBefore(op);
+  SmallVector<Operation *> fills = gpucommon::findRemovableZeroFills(
+      op, epilogue ? epilogue.getOperation() : nullptr);
+
+  // The kernel.
+  std::string name = llvm::formatv("{0}_tile{1}", func.getName(), counter++);
+  OpBuilder moduleBuilder(module.getContext());
+  moduleBuilder.setInsertionPointToEnd(module.getBody());
+  Location loc = op.getLoc();
+  auto tileModule = tir::ModuleOp::create(moduleBuilder, loc, name);
+  OpBuilder b = OpBuilder::atBlockBegin(&tileModule.getBody().front());
+  SmallVector<Type> argTypes;
+  for (Value buffer : kernelBuffers)
+    argTypes.push_back(tir::TileType::get(
+        b.getContext(), {},
+        tir::PointerType::get(b.getContext(),
+                              getElementTypeOrSelf(buffer.getType()))));
+  auto entry = tir::EntryOp::create(
+      b, loc, name, b.getFunctionType(argTypes, {}), ArrayAttr(), ArrayAttr());
+  Block *body = b.createBlock(&entry.getBody(), {}, argTypes,
+                              SmallVector<Location>(argTypes.size(), loc));
+  KernelBuilder kb(b, loc, geometry);
+  auto access = [&](unsigned i) {
+    Access result;
+    result.pointer = body->getArgument(llvm::find(kernelBuffers, buffers[i]) -
+                                       kernelBuffers.begin());
+    result.type = cast<MemRefType>(buffers[i].getType());
+    result.tileDimOfDim = *tileDims[i];
+    return result;
+  };
+  auto strides = [&](unsigned i) {
+    return *getStrides(cast<MemRefType>(buffers[i].getType()));
+  };
+
+  Value token = tir::MakeTokenOp::create(b, loc);
+  Type i32Tile = kb.tileType({}, b.getI32Type());
+  auto ids = tir::GetTileBlockIdOp::create(b, loc, i32Tile, i32Tile, i32Tile);
+  geometry.index.resize(geometry.extent.size());
+  geometry.index[mDim] = ids.getX();
+  geometry.index[nDim] = ids.getY();
+  if (batchDim >= 0)
+    geometry.index[batchDim] = ids.getZ();
+
+  SmallVector<int64_t> accShape;
+  for (int64_t dim : cDims)
+    accShape.push_back(geometry.tile[dim]);
+  Type f32 = b.getF32Type();
+  Value zero = kb.splat(accShape, b.getF32Type(), 0.0);
+  Value lower = kb.constantI32(0), step = kb.constantI32(1),
+        upper = kb.constantI32(plan.k / plan.tk);
+  auto loop = tir::ForOp::create(b, loc, lower, upper, step, ValueRange{zero});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block &loopBody = loop.getBody().front();
+    b.setInsertionPointToStart(&loopBody);
+    geometry.index[kDim] = loop.getInductionVar();
+    // Operand tiles in the order mmaf takes them: [batch,] M x K, K x N.
+    auto operandTile = [&](unsigned i, ArrayRef<int64_t> order) {
+      Access a = access(i);
+      Value view = kb.partitionView(a, order, strides(i));
+      auto viewType = cast<tir::PartitionViewType>(view.getType());
+      return tir::LoadViewTkoOp::create(b, loc, viewType.getTileType(),
+                                        tir::TokenType::get(b.getContext()),
+                                        view, kb.indexOf(order), token)
+          .getResult();
+    };
+    Value lhs = operandTile(0, want[0]);
+    Value rhs = operandTile(1, want[1]);
+    Value acc = tir::MmaFOp::create(b, loc, zero.getType(), lhs, rhs,
+                                    loop.getRegionIterArgs()[0]);
+    tir::ContinueOp::create(b, loc, ValueRange{acc});
+  }
+  Value acc = loop.getResult(0);
+  Type cType = getElementTypeOrSelf(cMem.getType());
+  if (fills.empty()) {
+    // C's values join the product (in f32).
+    Value old = kb.load(access(2), strides(2), token);
+    acc = tir::AddFOp::create(b, loc, acc.getType(), acc, kb.convert(old, f32));
+  }
+  Value result = kb.convert(acc, cType);
+  unsigned outIndex = 2;
+  if (epilogue) {
+    IRMapping mapping;
+    Block *epilogueBody = epilogue.getBlock();
+    unsigned next = 3;
+    for (OpOperand *input : epilogue.getDpsInputOperands()) {
+      BlockArgument arg = epilogueBody->getArgument(input->getOperandNumber());
+      if (input->get() == cMem) {
+        mapping.map(arg, result);
+        continue;
+      }
+      unsigned i = next++;
+      Access in = access(i);
+      Value tile = kb.load(in, strides(i), token);
+      mapping.map(arg, kb.expand(tile, KernelBuilder::sortedDims(in), cDims));
+    }
+    for (Operation &scalar : epilogueBody->without_terminator())
+      mapping.map(scalar.getResult(0),
+                  translateScalarOp(kb, &scalar, accShape, mapping));
+    result = mapping.lookup(epilogueBody->getTerminator()->getOperand(0));
+    outIndex = next;
+  }
+  kb.store(result, access(outIndex), strides(outIndex), token);
+  tir::ReturnOp::create(b, loc);
+
+  // The launch, with its work for the estimate.
+  OpBuilder host(op);
+  auto launch = tir::LaunchOp::create(
+      host, loc,
+      SymbolRefAttr::get(b.getContext(), name,
+                         {FlatSymbolRefAttr::get(b.getContext(), name)}),
+      host.getDenseI64ArrayAttr({plan.grid[0], plan.grid[1], plan.grid[2]}),
+      kernelBuffers);
+  launch->setAttr(PBDialect::kKernelLaunchAttrName, host.getUnitAttr());
+  SmallVector<Operation *> statements = {op};
+  if (epilogue)
+    statements.push_back(epilogue);
+  Work work = countWork(statements);
+  work.vectorFlops = epilogue ? countWork({epilogue.getOperation()}).vectorFlops
+                              : decltype(work.vectorFlops)();
+  if (std::optional<ElementType> unitType =
+          getTargetElementType(getElementTypeOrSelf(buffers[0].getType())))
+    work.addFlops(/*matrix=*/true, *unitType,
+                  2.0 * plan.batch * plan.m * plan.n * plan.k);
+  launch->setAttr(PBDialect::kWorkAttrName, work.toAttr(b.getContext()));
+
+  explain(op,
+          llvm::formatv(
+              "tile-ir: kernel @{0}: batch {1}, MxNxK {2}x{3}x{4}; "
+              "tiles {5}x{6}x{7}, grid [{8}, {9}, {10}]{11}{12}",
+              name, plan.batch, plan.m, plan.n, plan.k, plan.tm, plan.tn,
+              plan.tk, plan.grid[0], plan.grid[1], plan.grid[2],
+              fills.empty() ? "; C added"
+                            : "; accumulators start at 0 (C's "
+                              "zero fill removed)",
+              epilogue ? llvm::formatv(
+                             "; epilogue of {0} ops fused",
+                             epilogue.getBlock()->getOperations().size() - 1)
+                             .str()
+                       : std::string()));
+  for (Operation *fill : fills)
+    fill->erase();
+  if (epilogue)
+    epilogue->erase();
+  op->erase();
+  return success();
+}
