@@ -57,15 +57,22 @@ if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
 # in python/requirements.txt): %tileiras, %cuobjdump, feature "tileiras".
 # tileiras loads libnvvm from $CUDA_HOME: the packages' own directory.
 def find_tileir_toolchain():
-    try:
-        import nvidia
-    except ImportError:
+    # The project's Python (scripts/setup installs the packages there), not
+    # necessarily the one running lit.
+    import subprocess
+    python = os.environ.get("PYTHON") or shutil.which("python3")
+    if not python:
         return None
-    for base in getattr(nvidia, "__path__", []):
-        root = os.path.join(base, "cu13")
-        if os.path.exists(os.path.join(root, "bin", "tileiras")):
-            return root
-    return None
+    proc = subprocess.run(
+        [python, "-c",
+         "import nvidia, os\n"
+         "for base in getattr(nvidia, '__path__', []):\n"
+         "    root = os.path.join(base, 'cu13')\n"
+         "    if os.path.exists(os.path.join(root, 'bin', 'tileiras')):\n"
+         "        print(root); break\n"],
+        capture_output=True, text=True)
+    root = proc.stdout.strip()
+    return root if proc.returncode == 0 and root else None
 
 
 tileir_root = find_tileir_toolchain()

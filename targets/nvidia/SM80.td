@@ -93,14 +93,16 @@ def SM80_HBM : PBMemoryLevel<"hbm", MainMemory, Grid> {
 
 // The Tile IR path: measured with tileiras 13.4 on f16/bf16 matmuls with
 // f32 accumulation (M x N x K tiles, 128 threads per tile block): 128 x 64
-// (64 accumulator registers per thread) assembles without local-memory
-// spills on sm_80 for K tiles of 32 and 64; 128 x 128 (128 per thread)
-// spills (LDL/STL in the SASS).
+// and 64 x 64 tiles (at most 64 accumulator registers per thread) with K
+// tiles of 32 assemble to HMMA without local-memory spills for 256^3 to
+// 4096^3, the BERT layer shapes and attention's products; K tiles of 64
+// spilled 8 registers on BERT's 128 x 3072 x 768 at 64 x 64, and 128 x 128
+// (128 per thread) spills at any K (LDL/STL in the SASS).
 def SM80_TileIR : PBTileIRPath {
   let GPUName = "sm_80";
   let ThreadsPerTileBlock = 128;
   let AccumulatorRegistersPerThread = 64;
-  let OperandRowBytes = 128;                   // K tile of 64 f16/bf16
+  let OperandRowBytes = 64;                    // K tile of 32 f16/bf16
 }
 
 def SM80 : PBChip<"nvidia-sm80", NVIDIA> {

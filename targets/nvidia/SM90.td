@@ -103,14 +103,16 @@ def SM90_HBM : PBMemoryLevel<"hbm", MainMemory, Grid> {
 
 // The Tile IR path: measured with tileiras 13.4 on f16/bf16 matmuls with
 // f32 accumulation (M x N x K tiles, 128 threads per tile block): 128 x 64
-// (64 accumulator registers per thread) assembles without local-memory
-// spills on sm_90 for K tiles of 32 and 64; 128 x 128 (128 per thread)
-// spills (LDL/STL in the SASS).
+// tiles (64 accumulator registers per thread) with K tiles of 32 assemble
+// to HGMMA without local-memory spills for 256^3 to 4096^3 and the BERT
+// layer shapes; K tiles of 64 spill once K reaches 1024 (28 LDL/STL at
+// 2048^3, as the same kernel written in cuTile Python does), and 128 x 128
+// spills at any K (LDL/STL in the SASS).
 def SM90_TileIR : PBTileIRPath {
   let GPUName = "sm_90";
   let ThreadsPerTileBlock = 128;
   let AccumulatorRegistersPerThread = 64;
-  let OperandRowBytes = 128;                   // K tile of 64 f16/bf16
+  let OperandRowBytes = 64;                    // K tile of 32 f16/bf16
 }
 
 def SM90 : PBChip<"nvidia-sm90", NVIDIA> {

@@ -109,16 +109,31 @@ static BaseUse classifyUse(Operation *stmt, Value base) {
 /// and not C, also when nothing after `op` but the epilogue uses C. Empty
 /// otherwise.
 SmallVector<Operation *>
-gpucommon::findRemovableZeroFills(linalg::LinalgOp op, Operation *epilogue) {
+gpucommon::findRemovableZeroFills(linalg::LinalgOp op, Operation *epilogue,
+                                  bool entryArguments) {
   Value c = op.getDpsInitOperand(0)->get();
   Value base = getBaseBuffer(c);
-  auto alloc = base.getDefiningOp<memref::AllocOp>();
-  if (!alloc || alloc->getBlock() != op->getBlock() ||
-      cast<MemRefType>(c.getType()) != alloc.getType())
+  Operation *start = nullptr;
+  if (auto alloc = base.getDefiningOp<memref::AllocOp>()) {
+    if (alloc->getBlock() != op->getBlock() ||
+        cast<MemRefType>(c.getType()) != alloc.getType())
+      return {};
+    start = alloc->getNextNode();
+  } else if (auto arg = dyn_cast<BlockArgument>(base)) {
+    // The kernel must write all of C: no epilogue, or one that overwrites
+    // C in place.
+    auto inPlace = dyn_cast_or_null<linalg::GenericOp>(epilogue);
+    if (!entryArguments || base != c ||
+        (epilogue && (!inPlace || inPlace.getNumDpsInits() != 1 ||
+                      inPlace.getDpsInitOperand(0)->get() != c)) ||
+        arg.getOwner() != op->getBlock() || !op->getBlock()->isEntryBlock())
+      return {};
+    start = &op->getBlock()->front();
+  } else {
     return {};
+  }
   SmallVector<Operation *> fills;
-  for (Operation *it = alloc->getNextNode(); it && it != op;
-       it = it->getNextNode()) {
+  for (Operation *it = start; it && it != op; it = it->getNextNode()) {
     if (isa<ViewLikeOpInterface>(it) || isMemoryEffectFree(it))
       continue;
     BaseUse use = classifyUse(it, base);

@@ -131,7 +131,8 @@ public:
   /// The partition view of `access` over `dims` (tile dims in the order
   /// the tile takes them) and the tile type it loads.
   Value partitionView(const Access &access, ArrayRef<int64_t> dims,
-                      ArrayRef<int64_t> strides) {
+                      ArrayRef<int64_t> strides,
+                      std::optional<tir::PaddingValue> padding = {}) {
     SmallVector<int64_t> shape, viewStrides, tile;
     for (int64_t dim : dims) {
       unsigned d =
@@ -148,8 +149,8 @@ public:
         tir::MakeTensorViewOp::create(b, loc, viewType, access.pointer);
     SmallVector<int64_t> dimMap = llvm::to_vector(
         llvm::seq<int64_t>(0, static_cast<int64_t>(dims.size())));
-    auto partitionType =
-        tir::PartitionViewType::get(b.getContext(), tile, viewType, dimMap);
+    auto partitionType = tir::PartitionViewType::get(b.getContext(), tile,
+                                                     viewType, dimMap, padding);
     return tir::MakePartitionViewOp::create(b, loc, partitionType, view);
   }
 
@@ -239,6 +240,16 @@ static bool canTranslateEpilogue(linalg::GenericOp epilogue, std::string &why) {
         why = "an epilogue constant that is not a float";
         return false;
       }
+    // Values from outside the body: float constants only.
+    for (Value operand : op.getOperands()) {
+      if (operand.getParentBlock() == epilogue.getBlock())
+        continue;
+      auto constant = operand.getDefiningOp<arith::ConstantOp>();
+      if (!constant || !isa<FloatAttr>(constant.getValue())) {
+        why = "an epilogue that uses a value computed outside it";
+        return false;
+      }
+    }
   }
   return true;
 }
@@ -251,7 +262,18 @@ static Value translateScalarOp(KernelBuilder &kb, Operation *op,
   auto resultType = [&] {
     return kb.tileType(shape, op->getResult(0).getType());
   };
-  auto operand = [&](unsigned i) { return mapping.lookup(op->getOperand(i)); };
+  auto operand = [&](unsigned i) -> Value {
+    Value value = op->getOperand(i);
+    if (Value mapped = mapping.lookupOrNull(value))
+      return mapped;
+    // A float constant from outside the body (canTranslateEpilogue).
+    auto attr =
+        cast<FloatAttr>(value.getDefiningOp<arith::ConstantOp>().getValue());
+    Value tile = kb.splat(shape, cast<FloatType>(attr.getType()),
+                          attr.getValueAsDouble());
+    mapping.map(value, tile);
+    return tile;
+  };
   return llvm::TypeSwitch<Operation *, Value>(op)
       .Case([&](arith::ConstantOp c) {
         auto attr = cast<FloatAttr>(c.getValue());
@@ -309,6 +331,7 @@ static Value translateScalarOp(KernelBuilder &kb, Operation *op,
 static FailureOr<Plan> planContraction(linalg::LinalgOp op,
                                        const ChipDesc &chip,
                                        const TileIRPathDesc &path,
+                                       const MatrixUnitDesc *unit,
                                        std::string &why) {
   if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1) {
@@ -325,9 +348,15 @@ static FailureOr<Plan> planContraction(linalg::LinalgOp op,
   Type a = getElementTypeOrSelf(op.getDpsInputOperand(0)->get().getType());
   Type bType = getElementTypeOrSelf(op.getDpsInputOperand(1)->get().getType());
   Type c = getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType());
-  if (a != bType || !isa<Float16Type, BFloat16Type>(a) ||
-      !(isa<Float32Type>(c) || (isa<Float16Type>(a) && isa<Float16Type>(c)))) {
-    why = "operand types other than f16 or bf16 with f32 (or f16) results";
+  // f32 operands run on tf32 units where S3 chose one (allow-tf32).
+  bool tf32 = isa<Float32Type>(a) && isa<Float32Type>(c) && unit &&
+              unit->aType == ElementType::TF32;
+  if (a != bType ||
+      !(tf32 || (isa<Float16Type, BFloat16Type>(a) &&
+                 (isa<Float32Type>(c) ||
+                  (isa<Float16Type>(a) && isa<Float16Type>(c)))))) {
+    why = "operand types other than f16 or bf16 with f32 (or f16) results, "
+          "or f32 on tf32 units";
     return failure();
   }
   Plan plan;
@@ -358,32 +387,36 @@ static FailureOr<Plan> planContraction(linalg::LinalgOp op,
   int64_t tnMax = std::max<int64_t>(16, powerOf2Ceil(plan.n));
   plan.tm = std::max<int64_t>(16, std::min(tmMax, tmCap));
   plan.tn = std::min(tnMax, std::max<int64_t>(16, budget / plan.tm));
-  // Halved (the larger extent first) while the grid leaves SMs idle.
+  // Halved (the larger extent first) while the grid leaves SMs idle, M
+  // not below the M of the chip's warpgroup unit for these types (a
+  // smaller tile leaves tileiras only warp-level MMAs), nor below 32.
   int64_t sms = 1;
   if (const ComputeLevelDesc *grid =
           chip.getComputeLevel(ComputeLevelKind::Grid))
     sms = std::max<int64_t>(1, grid->physicalUnits);
+  int64_t tmFloor = 32, tnFloor = 32;
+  if (unit)
+    for (const MatrixUnitDesc *other : chip.matrixUnits)
+      if (other->scope == MatrixScope::WarpgroupScope &&
+          other->aType == unit->aType && other->cType == unit->cType)
+        tmFloor = std::max<int64_t>(tmFloor, other->m);
+  tmFloor = std::min(tmFloor, plan.tm);
   auto blocks = [&]() -> int64_t {
     return static_cast<int64_t>(llvm::divideCeil(plan.m, plan.tm) *
                                 llvm::divideCeil(plan.n, plan.tn)) *
            plan.batch;
   };
-  while (blocks() < sms && (plan.tm > 32 || plan.tn > 32)) {
-    if (plan.tm >= plan.tn && plan.tm > 32)
+  while (blocks() < sms && (plan.tm > tmFloor || plan.tn > tnFloor)) {
+    if ((plan.tm >= plan.tn || plan.tn <= tnFloor) && plan.tm > tmFloor)
       plan.tm /= 2;
     else
       plan.tn /= 2;
   }
-  // K: the operand row bytes, a power of two that divides K (the
-  // partition views' tiles past K would read undefined values).
+  // K: the operand row bytes (at least 16, an MMA's K; no more than K
+  // needs); a last K tile past K reads zeros (the views' padding).
   int64_t elementBytes = a.getIntOrFloatBitWidth() / 8;
-  plan.tk = path.operandRowBytes / elementBytes;
-  while (plan.tk > 16 && plan.k % plan.tk)
-    plan.tk /= 2;
-  if (plan.k % plan.tk) {
-    why = llvm::formatv("K = {0} is not a multiple of 16", plan.k).str();
-    return failure();
-  }
+  plan.tk = std::max<int64_t>(
+      16, std::min(path.operandRowBytes / elementBytes, powerOf2Ceil(plan.k)));
   plan.grid[0] = static_cast<int64_t>(llvm::divideCeil(plan.m, plan.tm));
   plan.grid[1] = static_cast<int64_t>(llvm::divideCeil(plan.n, plan.tn));
   plan.grid[2] = plan.batch;
@@ -437,7 +470,12 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitKernel(mlir::ModuleOp module,
                                                  const ChipDesc &chip,
                                                  unsigned &counter) {
   std::string why;
-  FailureOr<Plan> planned = planContraction(op, chip, *chip.tileIR, why);
+  const MatrixUnitDesc *unit = nullptr;
+  if (auto name = op->getAttrOfType<StringAttr>(PBDialect::kMatrixUnitAttrName))
+    for (const MatrixUnitDesc *candidate : chip.matrixUnits)
+      if (candidate->name == name.getValue())
+        unit = candidate;
+  FailureOr<Plan> planned = planContraction(op, chip, *chip.tileIR, unit, why);
   auto refuse = [&](const std::string &reason) {
     explain(op, "tile-ir: not a Tile IR kernel (" + reason +
                     "): left to the PTX path");
@@ -541,10 +579,6 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitKernel(mlir::ModuleOp module,
       return refuse("a buffer that is not a whole entry argument or "
                     "temporary with static strides");
   }
-  SmallVector<Value> kernelBuffers;
-  for (Value buffer : buffers)
-    if (!llvm::is_contained(kernelBuffers, buffer))
-      kernelBuffers.push_back(buffer);
 
   // The epilogue now runs in the kernel: what S2 placed between the two
   // must come before it.
@@ -552,7 +586,15 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitKernel(mlir::ModuleOp module,
     while (op->getNextNode() != epilogue)
       op->getNextNode()->moveBefore(op);
   SmallVector<Operation *> fills = gpucommon::findRemovableZeroFills(
-      op, epilogue ? epilogue.getOperation() : nullptr);
+      op, epilogue ? epilogue.getOperation() : nullptr,
+      /*entryArguments=*/true);
+  // The kernel's arguments: each buffer once; C only where it is read (its
+  // values added) or written (no epilogue).
+  bool usesC = fills.empty() || !epilogue;
+  SmallVector<Value> kernelBuffers;
+  for (auto [i, buffer] : llvm::enumerate(buffers))
+    if ((i != 2 || usesC) && !llvm::is_contained(kernelBuffers, buffer))
+      kernelBuffers.push_back(buffer);
 
   // The kernel.
   std::string name = llvm::formatv("{0}_tile{1}", func.getName(), counter++);
@@ -599,25 +641,36 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitKernel(mlir::ModuleOp module,
   Type f32 = b.getF32Type();
   Value zero = kb.splat(accShape, b.getF32Type(), 0.0);
   Value lower = kb.constantI32(0), step = kb.constantI32(1),
-        upper = kb.constantI32(plan.k / plan.tk);
+        upper = kb.constantI32(
+            static_cast<int64_t>(llvm::divideCeil(plan.k, plan.tk)));
+  // Operand tiles in the order mmaf takes them ([batch,] M x K, K x N),
+  // through views made once; K's last tile reads zeros past K.
+  std::optional<tir::PaddingValue> kPadding;
+  if (plan.k % plan.tk)
+    kPadding = tir::PaddingValue::zero;
+  Value aView = kb.partitionView(access(0), want[0], strides(0), kPadding);
+  Value bView = kb.partitionView(access(1), want[1], strides(1), kPadding);
+  Type aElement = getElementTypeOrSelf(buffers[0].getType());
+  bool tf32 =
+      unit && unit->aType == ElementType::TF32 && isa<Float32Type>(aElement);
   auto loop = tir::ForOp::create(b, loc, lower, upper, step, ValueRange{zero});
   {
     OpBuilder::InsertionGuard guard(b);
     Block &loopBody = loop.getBody().front();
     b.setInsertionPointToStart(&loopBody);
     geometry.index[kDim] = loop.getInductionVar();
-    // Operand tiles in the order mmaf takes them: [batch,] M x K, K x N.
-    auto operandTile = [&](unsigned i, ArrayRef<int64_t> order) {
-      Access a = access(i);
-      Value view = kb.partitionView(a, order, strides(i));
+    auto operandTile = [&](Value view, ArrayRef<int64_t> order) {
       auto viewType = cast<tir::PartitionViewType>(view.getType());
-      return tir::LoadViewTkoOp::create(b, loc, viewType.getTileType(),
-                                        tir::TokenType::get(b.getContext()),
-                                        view, kb.indexOf(order), token)
-          .getResult();
+      Value tile =
+          tir::LoadViewTkoOp::create(b, loc, viewType.getTileType(),
+                                     tir::TokenType::get(b.getContext()), view,
+                                     kb.indexOf(order), token)
+              .getResult();
+      // f32 operands of tf32 units, rounded to tf32 as the unit reads them.
+      return tf32 ? kb.convert(tile, b.getTF32Type()) : tile;
     };
-    Value lhs = operandTile(0, want[0]);
-    Value rhs = operandTile(1, want[1]);
+    Value lhs = operandTile(aView, want[0]);
+    Value rhs = operandTile(bView, want[1]);
     Value acc = tir::MmaFOp::create(b, loc, zero.getType(), lhs, rhs,
                                     loop.getRegionIterArgs()[0]);
     tir::ContinueOp::create(b, loc, ValueRange{acc});

@@ -82,3 +82,20 @@ tileir.entry @partition(%a: !tileir.tile<!tileir.ptr<f32>>) {
   %p = tileir.make_partition_view %v : !tileir.tensor_view<64x64xf32, strides=[64,1]> -> !tileir.partition_view<tile=(16x16), !tileir.tensor_view<64x64xf32, strides=[64,1]>, dim_map=[0,0]>
   tileir.return
 }
+
+// -----
+
+tileir.entry @padding(%a: !tileir.tile<!tileir.ptr<f32>>) {
+  %v = tileir.make_tensor_view %a : !tileir.tile<!tileir.ptr<f32>> -> !tileir.tensor_view<64x64xf32, strides=[64,1]>
+  // expected-error @+1 {{unknown padding value one}}
+  %p = tileir.make_partition_view %v : !tileir.tensor_view<64x64xf32, strides=[64,1]> -> !tileir.partition_view<tile=(16x16), !tileir.tensor_view<64x64xf32, strides=[64,1]>, padding_value=one>
+  tileir.return
+}
+
+// -----
+
+// tileiras takes no broadcast through a stride of 0.
+// expected-error @+1 {{tensor view extents and strides must be positive}}
+tileir.entry @stride(%a: !tileir.tile<!tileir.tensor_view<4x4xf32, strides=[0,1]>>) {
+  tileir.return
+}

@@ -48,6 +48,7 @@ tileir.entry @matmul(%a: !tileir.tile<!tileir.ptr<f16>>, %b: !tileir.tile<!tilei
 
 // CHECK-LABEL: tileir.entry @elementwise(
 // CHECK: tileir.get_num_tile_blocks
+// CHECK: padding_value=neg_inf
 // CHECK: tileir.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xbf16>
 // CHECK: tileir.reshape %{{.*}} : <4xbf16> -> <1x4xbf16>
 // CHECK: tileir.broadcast %{{.*}} : <1x4xf32> -> <8x4xf32>
@@ -71,12 +72,12 @@ tileir.entry @matmul(%a: !tileir.tile<!tileir.ptr<f16>>, %b: !tileir.tile<!tilei
 tileir.entry @elementwise(%x: !tileir.tile<!tileir.ptr<f32>>, %out: !tileir.tile<!tileir.ptr<f32>>) {
   %xv = tileir.make_tensor_view %x : !tileir.tile<!tileir.ptr<f32>> -> !tileir.tensor_view<64x4xf32, strides=[4,1]>
   %ov = tileir.make_tensor_view %out : !tileir.tile<!tileir.ptr<f32>> -> !tileir.tensor_view<64x4xf32, strides=[4,1]>
-  %xp = tileir.make_partition_view %xv : !tileir.tensor_view<64x4xf32, strides=[4,1]> -> !tileir.partition_view<tile=(8x4), !tileir.tensor_view<64x4xf32, strides=[4,1]>>
+  %xp = tileir.make_partition_view %xv : !tileir.tensor_view<64x4xf32, strides=[4,1]> -> !tileir.partition_view<tile=(8x4), !tileir.tensor_view<64x4xf32, strides=[4,1]>, padding_value=neg_inf>
   %op = tileir.make_partition_view %ov : !tileir.tensor_view<64x4xf32, strides=[4,1]> -> !tileir.partition_view<tile=(8x4), !tileir.tensor_view<64x4xf32, strides=[4,1]>>
   %bx, %by, %bz = tileir.get_tile_block_id : !tileir.tile<i32>
   %nx, %ny, %nz = tileir.get_num_tile_blocks : !tileir.tile<i32>
   %zero = tileir.constant dense<0> : tensor<i32> : !tileir.tile<i32>
-  %v, %t = tileir.load_view_tko %xp[%bx, %zero] : !tileir.partition_view<tile=(8x4), !tileir.tensor_view<64x4xf32, strides=[4,1]>> -> !tileir.tile<8x4xf32>
+  %v, %t = tileir.load_view_tko %xp[%bx, %zero] : !tileir.partition_view<tile=(8x4), !tileir.tensor_view<64x4xf32, strides=[4,1]>, padding_value=neg_inf> -> !tileir.tile<8x4xf32>
   %w16 = tileir.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xbf16> : !tileir.tile<4xbf16>
   %w2 = tileir.reshape %w16 : !tileir.tile<4xbf16> -> !tileir.tile<1x4xbf16>
   %w32 = tileir.ftof %w2 : !tileir.tile<1x4xbf16> -> !tileir.tile<1x4xf32>

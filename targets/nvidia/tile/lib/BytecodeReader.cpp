@@ -264,15 +264,22 @@ Type Reader::getType(uint64_t id) {
     break;
   }
   case kPartitionViewType: {
-    if (c.varint() != 0)
-      return {}; // padding values are not read
+    uint64_t flags = c.varint();
+    if (flags & ~1ULL)
+      return {};
     SmallVector<int64_t> tileShape = c.intList(4);
     auto view = dyn_cast_or_null<TensorViewType>(readType(c));
     SmallVector<int64_t> dimMap = c.intList(4);
+    std::optional<PaddingValue> padding;
+    if (flags & 1) {
+      padding = symbolizePaddingValue(c.byte());
+      if (!padding)
+        return {};
+    }
     if (view && c.ok())
       type = PartitionViewType::getChecked(diag, context,
                                            ArrayRef<int64_t>(tileShape), view,
-                                           ArrayRef<int64_t>(dimMap));
+                                           ArrayRef<int64_t>(dimMap), padding);
     break;
   }
   case kFunctionType: {

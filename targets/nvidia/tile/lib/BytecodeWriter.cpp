@@ -143,11 +143,14 @@ FailureOr<unsigned> Writer::typeId(Type type, Location loc) {
           })
           .Case([&](PartitionViewType t) {
             buf.push_back(kPartitionViewType);
-            encodeVarint(0, buf); // no padding value
+            std::optional<PaddingValue> padding = t.getPaddingValue();
+            encodeVarint(padding ? 1 : 0, buf); // optional parts
             encodeIntList(t.getTileShape(), 4, buf);
             if (failed(sub(t.getTensorView())))
               return failure();
             encodeIntList(t.getDimMap(), 4, buf);
+            if (padding)
+              buf.push_back(static_cast<char>(*padding));
             return success();
           })
           .Case([&](FunctionType t) {

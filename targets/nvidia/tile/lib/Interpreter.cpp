@@ -123,6 +123,25 @@ private:
                                  debugString(tensor.getElementType()));
     view.elem = *elem;
     view.elemBytes = byteSize(*elem);
+    if (std::optional<PaddingValue> padding = type.getPaddingValue()) {
+      switch (*padding) {
+      case PaddingValue::zero:
+        view.padding = 0.0;
+        break;
+      case PaddingValue::neg_zero:
+        view.padding = -0.0;
+        break;
+      case PaddingValue::nan:
+        view.padding = std::numeric_limits<double>::quiet_NaN();
+        break;
+      case PaddingValue::pos_inf:
+        view.padding = std::numeric_limits<double>::infinity();
+        break;
+      case PaddingValue::neg_inf:
+        view.padding = -std::numeric_limits<double>::infinity();
+        break;
+      }
+    }
     int64_t last = 0; // the last element's offset, in elements
     bool overflow = false;
     for (auto [i, tileExtent] : llvm::enumerate(type.getTileShape())) {

@@ -92,6 +92,9 @@ struct ViewAccess {
   unsigned elemBytes = 0;
   Shape tileShape, extent, stride, gridExtent;
   int64_t numElements = 1;
+  /// What loads read past the tensor's extent: the view's padding value,
+  /// else NaN (0 for integers): undefined in the specification.
+  std::optional<double> padding;
   /// The byte just past the last element the view can reach from its base,
   /// or -1 when that overflows 64 bits.
   int64_t spanBytes = 0;

@@ -373,7 +373,9 @@ bool Executor::access(const Instr &in, bool isStore) {
   std::vector<double> *dest = isStore ? nullptr : &slots[in.results[0]];
   if (dest)
     dest->resize(v.numElements);
-  double pad = isFloat(v.elem) ? std::numeric_limits<double>::quiet_NaN() : 0;
+  double pad = v.padding         ? *v.padding
+               : isFloat(v.elem) ? std::numeric_limits<double>::quiet_NaN()
+                                 : 0;
   auto *bytes = static_cast<unsigned char *>(buffer.data);
   int64_t size = static_cast<int64_t>(buffer.bytes);
 

@@ -122,9 +122,10 @@ TensorViewType::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "tensor view has " << shape.size() << " extents but "
                        << strides.size() << " strides";
   for (auto [d, s] : llvm::zip(shape, strides))
-    if (d <= 0 || s < 0)
-      return emitError() << "tensor view extents must be positive and "
-                            "strides non-negative";
+    if (d <= 0 || s <= 0)
+      return emitError() << "tensor view extents and strides must be "
+                            "positive (tileiras takes no broadcast by a "
+                            "stride of 0)";
   return success();
 }
 
@@ -138,27 +139,46 @@ static bool isIdentity(ArrayRef<int64_t> dimMap) {
 Type PartitionViewType::parse(AsmParser &parser) {
   SmallVector<int64_t> tileShape, dimMap;
   TensorViewType view;
+  std::optional<PaddingValue> padding;
   if (parser.parseLess() || parser.parseKeyword("tile") ||
       parser.parseEqual() || parser.parseLParen() ||
       parser.parseDimensionList(tileShape, /*allowDynamic=*/false,
                                 /*withTrailingX=*/false) ||
       parser.parseRParen() || parser.parseComma() || parser.parseType(view))
     return {};
-  if (succeeded(parser.parseOptionalComma())) {
-    if (parser.parseKeyword("dim_map") || parser.parseEqual() ||
-        parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
-          return parser.parseInteger(dimMap.emplace_back());
-        }))
+  while (succeeded(parser.parseOptionalComma())) {
+    StringRef keyword;
+    if (parser.parseKeyword(&keyword) || parser.parseEqual())
       return {};
-  } else {
+    if (keyword == "dim_map") {
+      if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+            return parser.parseInteger(dimMap.emplace_back());
+          }))
+        return {};
+    } else if (keyword == "padding_value") {
+      StringRef value;
+      if (parser.parseKeyword(&value))
+        return {};
+      padding = symbolizePaddingValue(value);
+      if (!padding) {
+        parser.emitError(parser.getCurrentLocation(), "unknown padding value ")
+            << value;
+        return {};
+      }
+    } else {
+      parser.emitError(parser.getCurrentLocation(),
+                       "expected dim_map or padding_value");
+      return {};
+    }
+  }
+  if (dimMap.empty())
     for (size_t i = 0; i < tileShape.size(); ++i)
       dimMap.push_back(i);
-  }
   if (parser.parseGreater())
     return {};
   return PartitionViewType::getChecked(
       [&] { return parser.emitError(parser.getNameLoc()); },
-      parser.getContext(), tileShape, view, dimMap);
+      parser.getContext(), tileShape, view, dimMap, padding);
 }
 
 void PartitionViewType::print(AsmPrinter &printer) const {
@@ -170,13 +190,16 @@ void PartitionViewType::print(AsmPrinter &printer) const {
     llvm::interleave(getDimMap(), printer, ",");
     printer << "]";
   }
+  if (getPaddingValue())
+    printer << ", padding_value=" << stringifyPaddingValue(*getPaddingValue());
   printer << ">";
 }
 
 LogicalResult
 PartitionViewType::verify(function_ref<InFlightDiagnostic()> emitError,
                           ArrayRef<int64_t> tileShape, TensorViewType view,
-                          ArrayRef<int64_t> dimMap) {
+                          ArrayRef<int64_t> dimMap,
+                          std::optional<PaddingValue> paddingValue) {
   if (tileShape.size() != view.getShape().size())
     return emitError() << "partition view tile of rank " << tileShape.size()
                        << " over a tensor view of rank "

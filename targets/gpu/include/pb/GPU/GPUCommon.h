@@ -81,9 +81,12 @@ std::string describeEstimate(const Work &work, const LaunchShape &shape,
 /// statements fused with other work; when C is a buffer of this function
 /// that nothing before `op` reads and, with an `epilogue` (which does not
 /// store C), that nothing after `op` but the epilogue uses. Empty
-/// otherwise.
+/// otherwise. With `entryArguments`, C may also be an argument of the
+/// entry (a result the caller reads) when there is no epilogue or one that
+/// overwrites C in place: the kernel then writes all of it.
 SmallVector<Operation *> findRemovableZeroFills(linalg::LinalgOp op,
-                                                Operation *epilogue);
+                                                Operation *epilogue,
+                                                bool entryArguments = false);
 
 /// Applies `epilogue` (an elementwise generic that reads the contraction's
 /// C, `cMem`, through a permutation of its loops) to the result `value` of

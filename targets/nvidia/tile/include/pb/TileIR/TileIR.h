@@ -22,6 +22,8 @@
 #include "pb/TileIR/TileIRDialect.h.inc"
 #include "pb/TileIR/TileIREnums.h.inc"
 
+#include <optional>
+
 #define GET_TYPEDEF_CLASSES
 #include "pb/TileIR/TileIRTypes.h.inc"
 

@@ -42,6 +42,18 @@ def TileIR_Dialect : Dialect {
 }
 
 //===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def TileIR_PaddingValue : I32EnumAttr<"PaddingValue",
+    "what a partition view's loads read past the tensor's extent", [
+    I32EnumAttrCase<"zero", 0>, I32EnumAttrCase<"neg_zero", 1>,
+    I32EnumAttrCase<"nan", 2>, I32EnumAttrCase<"pos_inf", 3>,
+    I32EnumAttrCase<"neg_inf", 4>]> {
+  let cppNamespace = "::mlir::pb::tileir";
+}
+
+//===----------------------------------------------------------------------===//
 // Types
 //===----------------------------------------------------------------------===//
 
@@ -90,11 +102,12 @@ def TileIR_TensorViewType : TileIR_Type<"TensorView", "tensor_view"> {
 
 def TileIR_PartitionViewType : TileIR_Type<"PartitionView", "partition_view"> {
   let summary = "a tensor view cut into a grid of tiles of one shape; "
-                "accesses past the tensor's extent read the padding value "
-                "and are not written";
+                "loads past the tensor's extent read the padding value "
+                "(undefined without one), stores there write nothing";
   let parameters = (ins ArrayRefParameter<"int64_t">:$tileShape,
                         "TensorViewType":$tensorView,
-                        ArrayRefParameter<"int64_t">:$dimMap);
+                        ArrayRefParameter<"int64_t">:$dimMap,
+                        OptionalParameter<"std::optional<PaddingValue>">:$paddingValue);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -1,0 +1,161 @@
+// RUN: pb-opt %s --target=nvidia-sm90 --pb-explain --pass-pipeline='builtin.module(pb-nvidia-emit-tile-ir)' -split-input-file 2>%t.explain | FileCheck %s
+// RUN: FileCheck %s --check-prefix=EXPLAIN < %t.explain
+// pb-nvidia-emit-tile-ir: the contractions S3 tagged become tile kernels:
+// operands through tensor views with their own strides (a transposed
+// operand is a view, not a copy), K tiles in a loop of mmaf, C's zero fill
+// removed where the kernel writes all of C, a tagged epilogue applied on
+// the tile, the result stored in C's type. Tiles from nvidia-sm90's
+// TileIRPath: 128 x 64 at most (64 accumulator registers x 128 threads),
+// halved while the grid has fewer tiles than SMs, not below the 64 rows of
+// the warpgroup unit; K tiles of 32 (64 operand row bytes), zero-padded
+// past K.
+
+// CHECK-LABEL: func.func @matmul
+// CHECK-NOT: affine.store
+// CHECK: tileir.launch @matmul_tile0::@matmul_tile0 grid [4, 16, 1] args(%arg0, %arg1, %arg2) {pb.kernel_launch, pb.work = {{.*}}} : memref<256x200xf16>, memref<200x512xf16>, memref<256x512xf16>
+// CHECK-NOT: linalg.matmul
+// CHECK: tileir.module @matmul_tile0 {
+// CHECK: tileir.entry @matmul_tile0(%[[A:.*]]: !tileir.tile<!tileir.ptr<f16>>, %[[B:.*]]: !tileir.tile<!tileir.ptr<f16>>, %[[C:.*]]: !tileir.tile<!tileir.ptr<f16>>)
+// CHECK: %[[X:.*]], %[[Y:.*]], %{{.*}} = tileir.get_tile_block_id
+// CHECK: %[[ZERO:.*]] = tileir.constant dense<0.000000e+00> : tensor<64x32xf32>
+// CHECK: %[[KTILES:.*]] = tileir.constant dense<7> : tensor<i32>
+// CHECK: tileir.make_tensor_view %[[A]] : <!tileir.ptr<f16>> -> <256x200xf16, strides=[200,1]>
+// CHECK: -> <tile=(64x32), !tileir.tensor_view<256x200xf16, strides=[200,1]>, padding_value=zero>
+// CHECK: -> <tile=(32x32), !tileir.tensor_view<200x512xf16, strides=[512,1]>, padding_value=zero>
+// CHECK: tileir.for %[[K:.*]] = %{{.*}} to %[[KTILES]] step %{{.*}} : !tileir.tile<i32> iter_values(%[[ACC:.*]] = %[[ZERO]])
+// CHECK: tileir.load_view_tko %{{.*}}[%[[X]], %[[K]]]
+// CHECK: tileir.load_view_tko %{{.*}}[%[[K]], %[[Y]]]
+// CHECK: tileir.mmaf %{{.*}}, %{{.*}}, %[[ACC]] : <64x32xf16>, <32x32xf16>, <64x32xf32>
+// CHECK-NOT: tileir.load_view_tko
+// CHECK: tileir.ftof %{{.*}} : <64x32xf32> -> <64x32xf16>
+// CHECK: tileir.store_view_tko
+// EXPLAIN: tile-ir: kernel @matmul_tile0: batch 1, MxNxK 256x512x200; tiles 64x32x32, grid [4, 16, 1]; accumulators start at 0 (C's zero fill removed)
+module attributes {pb.target = #pb.target<"nvidia-sm90">} {
+  func.func @matmul(%a: memref<256x200xf16>, %b: memref<200x512xf16>, %c: memref<256x512xf16>) {
+    %zero = arith.constant 0.0 : f16
+    affine.for %i = 0 to 256 {
+      affine.for %j = 0 to 512 {
+        affine.store %zero, %c[%i, %j] : memref<256x512xf16>
+      }
+    }
+    linalg.matmul {pb.matrix_unit = "WGMMA_F32_64x128x16_F16"} ins(%a, %b : memref<256x200xf16>, memref<200x512xf16>) outs(%c : memref<256x512xf16>)
+    return
+  }
+}
+
+// -----
+
+// A batched product with B transposed (its view's strides walk it
+// column-wise) and a bias + ReLU epilogue on the tile: the bias loaded as a
+// 32-wide row, reshaped and broadcast over the rows. C is a temporary that
+// only held zeros: the kernel neither reads nor writes it.
+// CHECK-LABEL: func.func @batched_epilogue
+// CHECK: %[[C:.*]] = memref.alloc() : memref<8x128x128xf32>
+// CHECK-NOT: affine.for
+// CHECK: tileir.launch @batched_epilogue_tile0::@batched_epilogue_tile0 grid [2, 4, 8] args(%arg0, %arg1, %arg2, %arg3)
+// CHECK-NOT: linalg.generic
+// CHECK: tileir.entry @batched_epilogue_tile0
+// CHECK: -> <tile=(1x64x32), !tileir.tensor_view<8x128x64xbf16, strides=[8192,64,1]>>
+// CHECK: -> <tile=(1x32x32), !tileir.tensor_view<8x64x128xbf16, strides=[8192,1,64]>>
+// CHECK: tileir.mmaf %{{.*}} : <1x64x32xbf16>, <1x32x32xbf16>, <1x64x32xf32>
+// CHECK-NOT: tileir.addf
+// CHECK: %[[BIAS:.*]], %{{.*}} = tileir.load_view_tko %{{.*}} -> <32xf32>
+// CHECK: %[[ROW:.*]] = tileir.reshape %[[BIAS]] : <32xf32> -> <1x1x32xf32>
+// CHECK: tileir.broadcast %[[ROW]] : <1x1x32xf32> -> <1x64x32xf32>
+// CHECK: tileir.addf
+// CHECK: tileir.constant dense<0.000000e+00> : tensor<1x64x32xf32>
+// CHECK: tileir.maxf
+// CHECK: tileir.store_view_tko
+// EXPLAIN: tile-ir: kernel @batched_epilogue_tile0: batch 8, MxNxK 128x128x64; tiles 64x32x32, grid [2, 4, 8]; accumulators start at 0 (C's zero fill removed); epilogue of 2 ops fused
+#bmk = affine_map<(b, m, n, k) -> (b, m, k)>
+#bnk = affine_map<(b, m, n, k) -> (b, n, k)>
+#bmn = affine_map<(b, m, n, k) -> (b, m, n)>
+#id3 = affine_map<(b, i, j) -> (b, i, j)>
+#col3 = affine_map<(b, i, j) -> (j)>
+module attributes {pb.target = #pb.target<"nvidia-sm90">} {
+  func.func @batched_epilogue(%a: memref<8x128x64xbf16>, %b: memref<8x128x64xbf16>, %bias: memref<128xf32>, %out: memref<8x128x128xf32>) {
+    %zero = arith.constant 0.0 : f32
+    %c = memref.alloc() : memref<8x128x128xf32>
+    affine.for %i = 0 to 8 {
+      affine.for %j = 0 to 128 {
+        affine.for %k = 0 to 128 {
+          affine.store %zero, %c[%i, %j, %k] : memref<8x128x128xf32>
+        }
+      }
+    }
+    linalg.generic {indexing_maps = [#bmk, #bnk, #bmn], iterator_types = ["parallel", "parallel", "parallel", "reduction"], pb.matrix_unit = "WGMMA_F32_64x128x16_BF16"}
+        ins(%a, %b : memref<8x128x64xbf16>, memref<8x128x64xbf16>) outs(%c : memref<8x128x128xf32>) {
+    ^bb0(%x: bf16, %y: bf16, %acc: f32):
+      %xf = arith.extf %x : bf16 to f32
+      %yf = arith.extf %y : bf16 to f32
+      %p = arith.mulf %xf, %yf : f32
+      %s = arith.addf %acc, %p : f32
+      linalg.yield %s : f32
+    }
+    linalg.generic {indexing_maps = [#id3, #col3, #id3], iterator_types = ["parallel", "parallel", "parallel"], pb.matrix_unit_epilogue}
+        ins(%c, %bias : memref<8x128x128xf32>, memref<128xf32>) outs(%out : memref<8x128x128xf32>) {
+    ^bb0(%v: f32, %w: f32, %o: f32):
+      %s = arith.addf %v, %w : f32
+      %r = arith.maximumf %s, %zero : f32
+      linalg.yield %r : f32
+    }
+    memref.dealloc %c : memref<8x128x128xf32>
+    return
+  }
+}
+
+// -----
+
+// C += A x B on a C the caller filled: its tile is read and added (in f32).
+// CHECK-LABEL: func.func @accumulate
+// CHECK: tileir.mmaf
+// CHECK: %[[OLD:.*]], %{{.*}} = tileir.load_view_tko %{{.*}} -> <64x32xf16>
+// CHECK: %[[OLD32:.*]] = tileir.ftof %[[OLD]] : <64x32xf16> -> <64x32xf32>
+// CHECK: tileir.addf %{{.*}}, %[[OLD32]] : <64x32xf32>
+// CHECK: tileir.ftof %{{.*}} : <64x32xf32> -> <64x32xf16>
+// EXPLAIN: tile-ir: kernel @accumulate_tile0: batch 1, MxNxK 128x128x64; tiles 64x32x32, grid [2, 4, 1]; C added
+module attributes {pb.target = #pb.target<"nvidia-sm90">} {
+  func.func @accumulate(%a: memref<128x64xf16>, %b: memref<64x128xf16>, %c: memref<128x128xf16>) {
+    linalg.matmul {pb.matrix_unit = "WGMMA_F32_64x128x16_F16"} ins(%a, %b : memref<128x64xf16>, memref<64x128xf16>) outs(%c : memref<128x128xf16>)
+    return
+  }
+}
+
+// -----
+
+// What the path cannot express stays tagged for the PTX path, said why.
+// CHECK-LABEL: func.func @i8
+// CHECK: linalg.matmul {pb.matrix_unit = "MMA_I32_16x8x32_I8"}
+// CHECK-NOT: tileir.module
+// EXPLAIN: tile-ir: not a Tile IR kernel (operand types other than f16 or bf16 with f32 (or f16) results, or f32 on tf32 units): left to the PTX path
+module attributes {pb.target = #pb.target<"nvidia-sm90">} {
+  func.func @i8(%a: memref<64x64xi8>, %b: memref<64x64xi8>, %c: memref<64x64xi32>) {
+    linalg.matmul {pb.matrix_unit = "MMA_I32_16x8x32_I8"} ins(%a, %b : memref<64x64xi8>, memref<64x64xi8>) outs(%c : memref<64x64xi32>)
+    return
+  }
+}
+
+// -----
+
+// An epilogue with no tile form (erf) runs as loops after the kernel,
+// which then stores C.
+// CHECK-LABEL: func.func @erf_epilogue
+// CHECK: tileir.launch
+// CHECK: linalg.generic
+// CHECK: math.erf
+// EXPLAIN: tile-ir: epilogue not fused (no tile operation for math.erf): it runs as loops after the kernel
+#id = affine_map<(i, j) -> (i, j)>
+module attributes {pb.target = #pb.target<"nvidia-sm90">} {
+  func.func @erf_epilogue(%a: memref<128x64xf16>, %b: memref<64x128xf16>, %out: memref<128x128xf32>) {
+    %c = memref.alloc() : memref<128x128xf32>
+    linalg.matmul {pb.matrix_unit = "WGMMA_F32_64x128x16_F16"} ins(%a, %b : memref<128x64xf16>, memref<64x128xf16>) outs(%c : memref<128x128xf32>)
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"], pb.matrix_unit_epilogue}
+        ins(%c : memref<128x128xf32>) outs(%out : memref<128x128xf32>) {
+    ^bb0(%v: f32, %o: f32):
+      %e = math.erf %v : f32
+      linalg.yield %e : f32
+    }
+    memref.dealloc %c : memref<128x128xf32>
+    return
+  }
+}
