@@ -69,6 +69,26 @@ stats = {"compiles": 0, "memory_hits": 0, "disk_hits": 0}
 _memory_cache: dict[str, "Artifact"] = {}
 _cache_lock = threading.Lock()
 
+def _find_tileiras() -> str | None:
+    """NVIDIA's tileiras from its pip package (nvidia-cuda-tileiras, which
+    scripts/setup installs), for the Tile IR back end (codegen=tile-ir)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    for base in (spec.submodule_search_locations or []) if spec else []:
+        path = os.path.join(base, "cu13", "bin", "tileiras")
+        if os.access(path, os.X_OK):
+            return path
+    return None
+
+
+# The compiler (this process) finds tileiras through $POLYBLOCKS_TILEIRAS,
+# else on PATH; the pip package's copy is on neither.
+if "POLYBLOCKS_TILEIRAS" not in os.environ:
+    _tileiras = _find_tileiras()
+    if _tileiras:
+        os.environ["POLYBLOCKS_TILEIRAS"] = _tileiras
+
 # Python-side option names -> C API keys.
 _OPTION_KEYS = {
     "fusion": "fusion",

@@ -93,9 +93,14 @@ def matrix_unit_families(art, tmp_path):
     path = tmp_path / "a.pbart"
     art.save(path)
     _, payload = artifact_file.split(path.read_bytes())
-    text = "\n".join(m["emulation_mlir"] for m in json.loads(payload)["modules"])
-    return {unit for unit, op in [("wgmma", "wgmma.mma_async"), ("mma.sync", "mma.sync")]
-            if op in text}
+    modules = json.loads(payload)["modules"]
+    text = "\n".join(m.get("emulation_mlir", "") for m in modules)
+    families = {unit for unit, op in [("wgmma", "wgmma.mma_async"), ("mma.sync", "mma.sync")]
+                if op in text}
+    # Tile IR kernels (codegen=tile-ir): tileiras picks the instructions.
+    if any("tileir_bytecode_base64" in m for m in modules):
+        families.add("tile-ir")
+    return families
 
 
 class OutcomeReport:

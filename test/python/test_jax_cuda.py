@@ -107,6 +107,32 @@ def test_emulated_mlp(target):
 
 
 
+@pytest.mark.parametrize("target", ["nvidia-sm80", "nvidia-sm90"])
+def test_emulated_flax_mlp_tile_ir(target, tmp_path):
+    # A bf16 Flax MLP with codegen=tile-ir: its two dense layers (bias and
+    # ReLU fused into the first) are Tile IR kernels, run by the tile
+    # interpreter, against XLA on the CPU.
+    nn = pytest.importorskip("flax.linen")
+
+    class MLP(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            x = nn.relu(nn.Dense(128, dtype=jnp.bfloat16, param_dtype=jnp.bfloat16)(x))
+            return nn.Dense(64, dtype=jnp.bfloat16, param_dtype=jnp.bfloat16)(x)
+
+    model = MLP()
+    x = jax.random.normal(jax.random.PRNGKey(3), (32, 96), jnp.bfloat16)
+    params = model.init(jax.random.PRNGKey(4), x)
+    jf = pj.jit(model.apply, target=target, emulate=True, strict=True,
+                options={"codegen": "tile-ir"})
+    out = jf(params, x)
+    assert out.dtype == jnp.bfloat16
+    np.testing.assert_allclose(np.asarray(out, np.float32),
+                               np.asarray(_cpu_xla(model.apply, params, x), np.float32),
+                               rtol=3e-2, atol=3e-2)
+    assert "tile-ir" in matrix_unit_families(jf.lower(params, x).compile(), tmp_path)
+
+
 @pytest.mark.parametrize("target,unit", [("nvidia-sm80", "mma.sync"), ("nvidia-sm90", "wgmma")])
 def test_emulated_f16_matmul_on_tensor_cores(target, unit, tmp_path):
     k = jax.random.split(jax.random.PRNGKey(1), 2)

@@ -63,11 +63,12 @@ class Lowered:
     (``as_text()``), and JAX's own lowering (``jax_lowered``)."""
 
     def __init__(self, jax_lowered, converted: Converted | None, error: Exception | None,
-                 target: str):
+                 target: str, options: dict | str | None = None):
         self.jax_lowered = jax_lowered
         self.converted = converted
         self.error = error
         self.target = target
+        self.options = options
 
     def as_text(self) -> str:
         """The input-contract MLIR module that PolyBlocks compiles; raises
@@ -82,9 +83,11 @@ class Lowered:
         return self.jax_lowered.as_text()
 
     def compile(self, options=None):
-        """The PolyBlocks artifact of this lowering."""
+        """The PolyBlocks artifact of this lowering, compiled with `options`
+        (default: those of the :func:`jit` that lowered it)."""
         text = self.as_text()
-        return _compiler.compile(text, self.target, options)
+        return _compiler.compile(text, self.target,
+                                 self.options if options is None else options)
 
 
 class _Compiled:
@@ -208,7 +211,7 @@ class Jitted:
             err = None
         except Unsupported as e:
             conv, err = None, e
-        return Lowered(jl, conv, err, self._resolve_target(leaves))
+        return Lowered(jl, conv, err, self._resolve_target(leaves), self._options)
 
     @property
     def cache_size(self) -> int:

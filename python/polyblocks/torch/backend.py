@@ -62,6 +62,10 @@ class Options:
                   (NVIDIA targets). None (default): as PyTorch allows it,
                   torch.backends.cuda.matmul.allow_tf32 for matmuls and
                   torch.backends.cudnn.allow_tf32 for convolutions.
+    codegen:      NVIDIA targets: "ptx" (default) or "tile-ir": contraction
+                  kernels as CUDA Tile IR, assembled by NVIDIA's tileiras
+                  (docs/TileIR.md); with ``emulate``, run by the tile
+                  interpreter.
     emulate:      run an explicit "nvidia-sm80"/"nvidia-sm90"/"amd-gfx90a"/
                   "amd-gfx942" target's kernels on the CPU through the
                   kernel emulator (graphs on CPU tensors; slow, with
@@ -76,6 +80,7 @@ class Options:
     pipeline: str | None = None
     freeze: bool = False
     allow_tf32: bool | None = None
+    codegen: str | None = None
     emulate: bool = False
 
     @classmethod
@@ -89,11 +94,15 @@ class Options:
         if unknown:
             raise ValueError(f"polyblocks: unknown backend options {unknown}; "
                              f"known: {sorted(names)}")
+        if options.get("codegen") not in (None, "ptx", "tile-ir"):
+            raise ValueError("polyblocks: option 'codegen' takes \"ptx\" or "
+                             f"\"tile-ir\", not {options['codegen']!r}")
         return cls(**options)
 
     def compiler_options(self, target: str = "") -> dict:
         options = {"fusion": self.fusion, "matrix_units": self.matrix_units,
-                   "pipeline": self.pipeline, "allow_tf32": self.allow_tf32}
+                   "pipeline": self.pipeline, "allow_tf32": self.allow_tf32,
+                   "codegen": self.codegen}
         if self.allow_tf32 is None and target.startswith("nvidia"):
             options["allow_tf32"] = bool(torch.backends.cuda.matmul.allow_tf32)
             options["allow_tf32_convolutions"] = bool(torch.backends.cudnn.allow_tf32)
