@@ -18,7 +18,8 @@ MEMBERS = ["polyblocks-device/env.sh", "polyblocks-device/lib/libPolyBlocks.so",
            "polyblocks-device/test/python/test_cuda_runtime.py",
            "polyblocks-device/test/python/test_cuda_tensor_cores.py",
            "polyblocks-device/test/python/test_torch_cuda.py",
-           "polyblocks-device/test/python/test_jax_cuda.py"]
+           "polyblocks-device/test/python/test_jax_cuda.py",
+           "polyblocks-device/test/python/test_cuda_tile_ir.py"]
 
 
 def _fake_bundle(path: Path, members) -> Path:
