@@ -24,6 +24,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -219,19 +221,59 @@ public:
 
 } // namespace
 
+/// The tile comparison of an arith.cmpf predicate (none for ord, uno and
+/// the constant ones).
+static std::optional<std::pair<tir::ComparisonPredicate, bool>>
+getComparison(arith::CmpFPredicate predicate) {
+  using P = arith::CmpFPredicate;
+  using T = tir::ComparisonPredicate;
+  switch (predicate) {
+  case P::OEQ:
+    return std::make_pair(T::equal, true);
+  case P::ONE:
+    return std::make_pair(T::not_equal, true);
+  case P::OLT:
+    return std::make_pair(T::less_than, true);
+  case P::OLE:
+    return std::make_pair(T::less_than_or_equal, true);
+  case P::OGT:
+    return std::make_pair(T::greater_than, true);
+  case P::OGE:
+    return std::make_pair(T::greater_than_or_equal, true);
+  case P::UEQ:
+    return std::make_pair(T::equal, false);
+  case P::UNE:
+    return std::make_pair(T::not_equal, false);
+  case P::ULT:
+    return std::make_pair(T::less_than, false);
+  case P::ULE:
+    return std::make_pair(T::less_than_or_equal, false);
+  case P::UGT:
+    return std::make_pair(T::greater_than, false);
+  case P::UGE:
+    return std::make_pair(T::greater_than_or_equal, false);
+  default:
+    return std::nullopt;
+  }
+}
+
 /// Whether every operation of the epilogue's body has a tile counterpart
 /// (translateScalarOp), with f16, bf16 or f32 values.
 static bool canTranslateEpilogue(linalg::GenericOp epilogue, std::string &why) {
   for (Operation &op : epilogue.getBlock()->without_terminator()) {
     if (!isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
              arith::MaximumFOp, arith::MinimumFOp, arith::NegFOp, arith::ExtFOp,
-             arith::TruncFOp, arith::ConstantOp, math::ExpOp, math::TanhOp,
-             math::SqrtOp, math::RsqrtOp>(op)) {
+             arith::TruncFOp, arith::ConstantOp, arith::SelectOp, math::ExpOp,
+             math::TanhOp, math::SqrtOp, math::RsqrtOp, math::AbsFOp,
+             math::FmaOp>(op) &&
+        !(isa<arith::CmpFOp>(op) &&
+          getComparison(cast<arith::CmpFOp>(op).getPredicate()))) {
       why = ("no tile operation for " + op.getName().getStringRef()).str();
       return false;
     }
     for (Type type : op.getResultTypes())
-      if (!isa<Float16Type, BFloat16Type, Float32Type>(type)) {
+      if (!isa<Float16Type, BFloat16Type, Float32Type>(type) &&
+          !(isa<arith::CmpFOp>(op) && type.isSignlessInteger(1))) {
         why = "epilogue values of a type other than f16, bf16 or f32";
         return false;
       }
@@ -321,6 +363,24 @@ static Value translateScalarOp(KernelBuilder &kb, Operation *op,
       })
       .Case([&](math::RsqrtOp) {
         return tir::RsqrtOp::create(b, loc, resultType(), operand(0));
+      })
+      .Case([&](math::AbsFOp) {
+        return tir::AbsFOp::create(b, loc, resultType(), operand(0));
+      })
+      .Case([&](math::FmaOp) {
+        return tir::FmaOp::create(b, loc, resultType(), operand(0), operand(1),
+                                  operand(2));
+      })
+      .Case([&](arith::CmpFOp cmp) {
+        auto [predicate, ordered] = *getComparison(cmp.getPredicate());
+        return tir::CmpFOp::create(b, loc, resultType(), predicate,
+                                   ordered ? tir::ComparisonOrdering::ordered
+                                           : tir::ComparisonOrdering::unordered,
+                                   operand(0), operand(1));
+      })
+      .Case([&](arith::SelectOp) {
+        return tir::SelectOp::create(b, loc, resultType(), operand(0),
+                                     operand(1), operand(2));
       })
       .Default([](Operation *) -> Value {
         llvm_unreachable("checked by canTranslateEpilogue");
@@ -536,6 +596,14 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitKernel(mlir::ModuleOp module,
     epilogue = nullptr;
   Value cMem = op.getDpsInitOperand(0)->get();
   if (epilogue) {
+    // Functions without a tile operation (erf: GELU) as polynomials of
+    // tile operations, as S4 would make them for the PTX path.
+    {
+      RewritePatternSet patterns(op.getContext());
+      populateMathPolynomialApproximationPatterns(
+          patterns, [](StringRef name) { return name == "math.erf"; });
+      (void)applyPatternsGreedily(epilogue.getOperation(), std::move(patterns));
+    }
     std::string reason;
     DenseMap<unsigned, int64_t> tileDimOfEpilogueLoop;
     bool ok = canTranslateEpilogue(epilogue, reason);

@@ -13,13 +13,17 @@
 // RUN: pb-run --emulate %t.sm80.pbart --entry=linear_relu --check-against=%t.ref.pbart --rtol=2e-2 --atol=5e-2 | FileCheck %s --check-prefix=EMU-LIN
 // RUN: pb-run --emulate %t.sm90.pbart --entry=linear_relu --check-against=%t.ref.pbart --rtol=2e-2 --atol=5e-2 | FileCheck %s --check-prefix=EMU-LIN
 // RUN: pb-run --emulate %t.sm80.pbart --entry=mm_tf32 --check-against=%t.ref.pbart --rtol=1e-3 --atol=2e-2 | FileCheck %s --check-prefix=EMU-TF32
+// RUN: pb-run --emulate %t.sm80.pbart --entry=dense_gelu --check-against=%t.ref.pbart --rtol=1e-3 --atol=2e-2 | FileCheck %s --check-prefix=EMU-GELU
+// RUN: pb-run --emulate %t.sm90.pbart --entry=dense_gelu --check-against=%t.ref.pbart --rtol=1e-3 --atol=2e-2 | FileCheck %s --check-prefix=EMU-GELU
 // RUN: pb-run --emulate %t.sm90.pbart --entry=mm_tf32 --check-against=%t.ref.pbart --rtol=1e-3 --atol=2e-2 | FileCheck %s --check-prefix=EMU-TF32
 // Matmuls through S1-S5 with codegen=tile-ir: each contraction is one Tile
 // IR kernel (C's zero fill gone: one launch per entry), assembled by
 // tileiras into a cubin whose block size and static shared memory the
 // plan takes; the tile interpreter runs them against a cpu-host build.
 // K = 200 is no multiple of the K tile: the last tile reads zeros. The
-// bias + ReLU epilogue runs in the kernel; f32 operands with allow-tf32
+// bias + ReLU epilogue runs in the kernel, and so does a bias + GELU one
+// (erf as the polynomial S4 makes of it, on tile operations: fma,
+// cmpf, select); f32 operands with allow-tf32
 // are rounded to tf32 as the tensor cores read them (10-bit mantissas:
 // products off by up to 2^-9 of their magnitude; 2e-2 over 128 of them).
 
@@ -60,6 +64,16 @@
 // EMU-BMM: OK bmm_bf16: 30720 values match the reference
 // EMU-LIN: OK linear_relu: 12288 values match the reference
 // EMU-TF32: OK mm_tf32: 8192 values match the reference
+// EMU-GELU: OK dense_gelu: 12288 values match the reference
+// PLAN80: entry dense_gelu
+// PLAN80-NEXT: launch dense_gelu_tile4 grid [4, 3, 1] block [128, 1, 1] shared {{[0-9]+}} args [0, 1, 2, 3]
+// PLAN80-NOT: launch
+// TILE: // tile-ir module dense_gelu_tile4
+// TILE-DAG: tileir.fma
+// TILE-DAG: tileir.cmpf less_than ordered
+// TILE-DAG: tileir.select
+// SASS80: sass dense_gelu_tile4 HMMA {{[1-9][0-9]*}} HGMMA 0 {{.*}} LDL 0 STL 0
+// SASS90: sass dense_gelu_tile4 HMMA 0 HGMMA {{[1-9][0-9]*}} {{.*}} LDL 0 STL 0
 
 #id = affine_map<(i, j) -> (i, j)>
 #col = affine_map<(i, j) -> (j)>
@@ -98,4 +112,26 @@ func.func @mm_tf32(%a: tensor<128x128xf32>, %b: tensor<128x64xf32>) -> tensor<12
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<128x64xf32>) -> tensor<128x64xf32>
   %r = linalg.matmul ins(%a, %b : tensor<128x128xf32>, tensor<128x64xf32>) outs(%f : tensor<128x64xf32>) -> tensor<128x64xf32>
   return %r : tensor<128x64xf32>
+}
+func.func @dense_gelu(%a: tensor<128x64xf32>, %b: tensor<64x96xf32>, %bias: tensor<96xf32>) -> tensor<128x96xf32> {
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant 0.5 : f32
+  %one = arith.constant 1.0 : f32
+  %rsqrt2 = arith.constant 0.70710678 : f32
+  %init = tensor.empty() : tensor<128x96xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%init : tensor<128x96xf32>) -> tensor<128x96xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<128x64xf32>, tensor<64x96xf32>)
+                      outs(%acc : tensor<128x96xf32>) -> tensor<128x96xf32>
+  %out = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %bias : tensor<128x96xf32>, tensor<96xf32>) outs(%init : tensor<128x96xf32>) {
+  ^bb0(%x: f32, %c: f32, %o: f32):
+    %s = arith.addf %x, %c : f32
+    %t = arith.mulf %s, %rsqrt2 : f32
+    %e = math.erf %t : f32
+    %p = arith.addf %e, %one : f32
+    %h = arith.mulf %s, %half : f32
+    %g = arith.mulf %h, %p : f32
+    linalg.yield %g : f32
+  } -> tensor<128x96xf32>
+  return %out : tensor<128x96xf32>
 }

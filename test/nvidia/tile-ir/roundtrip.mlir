@@ -63,12 +63,19 @@ tileir.entry @matmul(%a: !tileir.tile<!tileir.ptr<f16>>, %b: !tileir.tile<!tilei
 // CHECK: tileir.tanh
 // CHECK: tileir.sqrt
 // CHECK: tileir.rsqrt
+// CHECK: tileir.absf
+// CHECK: tileir.fma
+// CHECK: tileir.cmpf less_than ordered %{{.*}}, %{{.*}} : <8x4xf32> -> <8x4xi1>
+// CHECK: tileir.select
 // CHECK: tileir.store_view_tko
 // CHECK: tileir.return
 // DISASM-LABEL: entry @elementwise
 // DISASM: constant <bf16: [1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tile<4xbf16>
 // DISASM: maxf
 // DISASM: tanh
+// DISASM: fma
+// DISASM: cmpf less_than ordered
+// DISASM: select
 tileir.entry @elementwise(%x: !tileir.tile<!tileir.ptr<f32>>, %out: !tileir.tile<!tileir.ptr<f32>>) {
   %xv = tileir.make_tensor_view %x : !tileir.tile<!tileir.ptr<f32>> -> !tileir.tensor_view<64x4xf32, strides=[4,1]>
   %ov = tileir.make_tensor_view %out : !tileir.tile<!tileir.ptr<f32>> -> !tileir.tensor_view<64x4xf32, strides=[4,1]>
@@ -92,7 +99,11 @@ tileir.entry @elementwise(%x: !tileir.tile<!tileir.ptr<f32>>, %out: !tileir.tile
   %h = tileir.exp %g : !tileir.tile<8x4xf32>
   %i = tileir.tanh %h : !tileir.tile<8x4xf32>
   %j = tileir.sqrt %i : !tileir.tile<8x4xf32>
-  %k = tileir.rsqrt %j : !tileir.tile<8x4xf32>
+  %k0 = tileir.rsqrt %j : !tileir.tile<8x4xf32>
+  %l = tileir.absf %k0 : !tileir.tile<8x4xf32>
+  %m = tileir.fma %l, %k0, %a : !tileir.tile<8x4xf32>
+  %n = tileir.cmpf less_than ordered %m, %v : !tileir.tile<8x4xf32> -> !tileir.tile<8x4xi1>
+  %k = tileir.select %n, %m, %l : !tileir.tile<8x4xi1>, !tileir.tile<8x4xf32>
   %s = tileir.store_view_tko %k, %op[%bx, %zero] token = %t : !tileir.tile<8x4xf32>, !tileir.partition_view<tile=(8x4), !tileir.tensor_view<64x4xf32, strides=[4,1]>>
   tileir.return
 }

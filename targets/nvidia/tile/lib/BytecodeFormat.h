@@ -65,6 +65,10 @@ inline constexpr char kFunctionIsEntry = 0x02;
 inline constexpr uint8_t kFunctionHasHints = 0x04;
 
 enum Opcode : unsigned {
+  kAbsF = 0,
+  kCmpF = 14,
+  kFma = 40,
+  kSelect = 95,
   kAddF = 2,
   kBroadcast = 11,
   kConstant = 16,

@@ -524,6 +524,37 @@ LogicalResult Reader::readOp(Cursor &c, OpBuilder &b) {
   case kNegF:
     unary("negf", none);
     break;
+  case kAbsF:
+    unary("absf", none);
+    break;
+  case kFma:
+    name("fma");
+    state.types.push_back(type());
+    expect(0);
+    rounding(RoundingMode::nearest_even);
+    operands(3);
+    break;
+  case kCmpF: {
+    name("cmpf");
+    state.types.push_back(type());
+    std::optional<ComparisonPredicate> predicate =
+        symbolizeComparisonPredicate(c.byte());
+    std::optional<ComparisonOrdering> ordering =
+        symbolizeComparisonOrdering(c.byte());
+    if (!predicate || !ordering)
+      return fail("unknown comparison");
+    state.addAttribute("comparison_predicate",
+                       ComparisonPredicateAttr::get(context, *predicate));
+    state.addAttribute("comparison_ordering",
+                       ComparisonOrderingAttr::get(context, *ordering));
+    operands(2);
+    break;
+  }
+  case kSelect:
+    name("select");
+    state.types.push_back(type());
+    operands(3);
+    break;
   case kExp:
     unary("exp", [&] { rounding(RoundingMode::full); });
     break;

@@ -382,6 +382,39 @@ LogicalResult Writer::writeOp(Operation *op, Buffer &buf, unsigned &numOps) {
       .Case([&](MaxFOp) { return minMax(kMaxF); })
       .Case([&](MinFOp) { return minMax(kMinF); })
       .Case([&](NegFOp) { return unary(kNegF, none); })
+      .Case([&](AbsFOp) { return unary(kAbsF, none); })
+      .Case([&](FmaOp f) {
+        opcode(kFma);
+        if (failed(resultType()))
+          return failure();
+        encodeVarint(0, buf); // no flush to zero
+        roundingMode(RoundingMode::nearest_even);
+        writeOperand(f.getLhs(), buf);
+        writeOperand(f.getRhs(), buf);
+        writeOperand(f.getAcc(), buf);
+        number(op->getResults());
+        return success();
+      })
+      .Case([&](CmpFOp c) {
+        opcode(kCmpF);
+        if (failed(resultType()))
+          return failure();
+        buf.push_back(static_cast<char>(c.getComparisonPredicate()));
+        buf.push_back(static_cast<char>(c.getComparisonOrdering()));
+        writeOperand(c.getLhs(), buf);
+        writeOperand(c.getRhs(), buf);
+        number(op->getResults());
+        return success();
+      })
+      .Case([&](SelectOp) {
+        opcode(kSelect);
+        if (failed(resultType()))
+          return failure();
+        for (Value v : op->getOperands())
+          writeOperand(v, buf);
+        number(op->getResults());
+        return success();
+      })
       .Case([&](ExpOp) {
         return unary(kExp, [&] { roundingMode(RoundingMode::full); });
       })

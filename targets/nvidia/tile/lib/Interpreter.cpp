@@ -244,8 +244,22 @@ private:
       }
       return Error::success();
     }
+    if (auto cmp = dyn_cast<CmpFOp>(op)) {
+      in.opcode = Opcode::CmpF;
+      in.predicate = static_cast<unsigned>(cmp.getComparisonPredicate());
+      in.ordered = cmp.getComparisonOrdering() == ComparisonOrdering::ordered;
+      if (Error err = setTile(op, in, cmp.getType()))
+        return err;
+      if (!isFloat(*classify(
+              cast<TileType>(cmp.getLhs().getType()).getElementType())))
+        return unsupported(op, "on " + debugString(cmp.getLhs().getType()));
+      return Error::success();
+    }
     std::optional<Opcode> opcode =
         llvm::TypeSwitch<Operation *, std::optional<Opcode>>(&op)
+            .Case([](AbsFOp) { return Opcode::AbsF; })
+            .Case([](FmaOp) { return Opcode::Fma; })
+            .Case([](SelectOp) { return Opcode::Select; })
             .Case([](AddFOp) { return Opcode::AddF; })
             .Case([](SubFOp) { return Opcode::SubF; })
             .Case([](MulFOp) { return Opcode::MulF; })

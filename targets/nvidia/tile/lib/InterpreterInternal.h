@@ -80,7 +80,11 @@ enum class Opcode : uint8_t {
   Sqrt,
   Rsqrt,
   FToF,
-  Broadcast
+  Broadcast,
+  AbsF,
+  Fma,
+  CmpF,
+  Select
 };
 
 using Shape = llvm::SmallVector<int64_t, 4>;
@@ -120,6 +124,10 @@ struct Instr {
   // broadcast: result shape and the source's row-major strides (0 where
   // broadcast).
   Shape shape, sourceStrides;
+  // cmpf: the predicate (ComparisonPredicate's value) and whether NaN
+  // compares false (ordered).
+  unsigned predicate = 0;
+  bool ordered = true;
   // for: the body, its block arguments (induction variable, iter values)
   // and the continue's operands.
   std::vector<Instr> body;

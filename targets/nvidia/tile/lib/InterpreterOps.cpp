@@ -341,6 +341,66 @@ bool Executor::exec(const Instr &in) {
   case Opcode::Broadcast:
     broadcast(in);
     return true;
+  case Opcode::AbsF:
+    unary(in, [](double a) { return std::fabs(a); });
+    return true;
+  case Opcode::Fma: {
+    const std::vector<double> &a = slots[in.operands[0]];
+    const std::vector<double> &b = slots[in.operands[1]];
+    const std::vector<double> &c = slots[in.operands[2]];
+    std::vector<double> &r = result();
+    r.resize(a.size());
+    // Exact in double for f32 and narrower operands, then rounded once.
+    for (size_t i = 0, e = a.size(); i < e; ++i)
+      r[i] = std::fma(a[i], b[i], c[i]);
+    roundAll(in.elem, r);
+    return true;
+  }
+  case Opcode::CmpF: {
+    const std::vector<double> &a = slots[in.operands[0]];
+    const std::vector<double> &b = slots[in.operands[1]];
+    std::vector<double> &r = result();
+    r.resize(a.size());
+    for (size_t i = 0, e = a.size(); i < e; ++i) {
+      bool value;
+      if (std::isnan(a[i]) || std::isnan(b[i])) {
+        value = !in.ordered;
+      } else {
+        switch (in.predicate) {
+        case 0:
+          value = a[i] == b[i];
+          break;
+        case 1:
+          value = a[i] != b[i];
+          break;
+        case 2:
+          value = a[i] < b[i];
+          break;
+        case 3:
+          value = a[i] <= b[i];
+          break;
+        case 4:
+          value = a[i] > b[i];
+          break;
+        default:
+          value = a[i] >= b[i];
+          break;
+        }
+      }
+      r[i] = value ? 1 : 0;
+    }
+    return true;
+  }
+  case Opcode::Select: {
+    const std::vector<double> &c = slots[in.operands[0]];
+    const std::vector<double> &t = slots[in.operands[1]];
+    const std::vector<double> &f = slots[in.operands[2]];
+    std::vector<double> &r = result();
+    r.resize(c.size());
+    for (size_t i = 0, e = c.size(); i < e; ++i)
+      r[i] = c[i] != 0 ? t[i] : f[i];
+    return true;
+  }
   }
   return fail(in, "has no implementation");
 }

@@ -481,3 +481,21 @@ LogicalResult ReshapeOp::verify() {
     return emitOpError("keeps the element type and count");
   return success();
 }
+
+LogicalResult CmpFOp::verify() {
+  auto in = cast<TileType>(getLhs().getType());
+  auto out = cast<TileType>(getResult().getType());
+  if (!isa<FloatType>(in.getElementType()) || in.getShape() != out.getShape() ||
+      !out.getElementType().isSignlessInteger(1))
+    return emitOpError("compares float tiles into an i1 tile of their shape");
+  return success();
+}
+
+LogicalResult SelectOp::verify() {
+  auto cond = cast<TileType>(getCond().getType());
+  auto result = cast<TileType>(getResult().getType());
+  if (!cond.getElementType().isSignlessInteger(1) ||
+      cond.getShape() != result.getShape())
+    return emitOpError("selects with an i1 tile of the result's shape");
+  return success();
+}

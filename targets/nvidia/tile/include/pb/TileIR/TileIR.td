@@ -143,6 +143,12 @@ def TileIR_RoundingMode : I32EnumAttr<"RoundingMode", "rounding mode", [
   let cppNamespace = "::mlir::pb::tileir";
 }
 
+def TileIR_ComparisonOrdering : I32EnumAttr<"ComparisonOrdering",
+    "whether a comparison with NaN is false (ordered) or true (unordered)", [
+    I32EnumAttrCase<"unordered", 0>, I32EnumAttrCase<"ordered", 1>]> {
+  let cppNamespace = "::mlir::pb::tileir";
+}
+
 def TileIR_ComparisonPredicate : I32EnumAttr<"ComparisonPredicate",
     "comparison predicate", [
     I32EnumAttrCase<"equal", 0>, I32EnumAttrCase<"not_equal", 1>,
@@ -365,6 +371,42 @@ def TileIR_ExpOp : TileIR_UnaryFOp<"exp"> { let summary = "e^x"; }
 def TileIR_TanHOp : TileIR_UnaryFOp<"tanh"> { let summary = "tanh(x)"; }
 def TileIR_SqrtOp : TileIR_UnaryFOp<"sqrt"> { let summary = "sqrt(x)"; }
 def TileIR_RsqrtOp : TileIR_UnaryFOp<"rsqrt"> { let summary = "1/sqrt(x)"; }
+
+def TileIR_AbsFOp : TileIR_UnaryFOp<"absf"> { let summary = "|x|"; }
+
+def TileIR_FmaOp : TileIR_Op<"fma", [Pure, SameOperandsAndResultType]> {
+  let summary = "lhs * rhs + acc, rounded once";
+  let arguments = (ins TileIR_AnyTile:$lhs, TileIR_AnyTile:$rhs,
+                       TileIR_AnyTile:$acc);
+  let results = (outs TileIR_AnyTile:$result);
+  let assemblyFormat = "$lhs `,` $rhs `,` $acc attr-dict `:` type($result)";
+}
+
+def TileIR_CmpFOp : TileIR_Op<"cmpf", [Pure, SameTypeOperands]> {
+  let summary = "compares floats elementwise into an i1 tile of their shape";
+  let arguments = (ins TileIR_ComparisonPredicate:$comparison_predicate,
+                       TileIR_ComparisonOrdering:$comparison_ordering,
+                       TileIR_AnyTile:$lhs, TileIR_AnyTile:$rhs);
+  let results = (outs TileIR_AnyTile:$result);
+  let assemblyFormat = [{
+    $comparison_predicate $comparison_ordering $lhs `,` $rhs attr-dict `:`
+    type($lhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileIR_SelectOp : TileIR_Op<"select", [Pure,
+    AllTypesMatch<["val_if_true", "val_if_false", "result"]>]> {
+  let summary = "elementwise cond ? val_if_true : val_if_false";
+  let arguments = (ins TileIR_AnyTile:$cond, TileIR_AnyTile:$val_if_true,
+                       TileIR_AnyTile:$val_if_false);
+  let results = (outs TileIR_AnyTile:$result);
+  let assemblyFormat = [{
+    $cond `,` $val_if_true `,` $val_if_false attr-dict `:` type($cond) `,`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
 
 def TileIR_FToFOp : TileIR_Op<"ftof", [Pure]> {
   let summary = "converts a float tile to another float type (rounded to "
