@@ -511,9 +511,16 @@ public:
         if (op->hasAttr(PBDialect::kMatrixUnitAttrName))
           tagged.push_back(op);
       });
-      for (linalg::LinalgOp op : tagged)
-        if (failed(emitKernel(module, func, op, *chip, counter)))
+      for (linalg::LinalgOp op : tagged) {
+        LogicalResult result =
+            isa<linalg::Conv2DNhwcHwcfOp>(op)
+                ? emitConvolution(module, func,
+                                  cast<linalg::Conv2DNhwcHwcfOp>(op), *chip,
+                                  counter)
+                : emitKernel(module, func, op, *chip, counter);
+        if (failed(result))
           return signalPassFailure();
+      }
     }
   }
 
@@ -521,6 +528,9 @@ private:
   LogicalResult emitKernel(mlir::ModuleOp module, func::FuncOp func,
                            linalg::LinalgOp op, const ChipDesc &chip,
                            unsigned &counter);
+  LogicalResult emitConvolution(mlir::ModuleOp module, func::FuncOp func,
+                                linalg::Conv2DNhwcHwcfOp op,
+                                const ChipDesc &chip, unsigned &counter);
 };
 } // namespace
 
@@ -815,6 +825,239 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitKernel(mlir::ModuleOp module,
     fill->erase();
   if (epilogue)
     epilogue->erase();
+  op->erase();
+  return success();
+}
+
+/// A channels-last convolution (NHWC input, HWCF filter: what S1 makes of
+/// every 2-d convolution) as an implicit GEMM without gathers: for each
+/// filter offset (kh, kw) the input windows are a tensor view of the input
+/// whose base pointer is advanced by (kh * dh * W + kw * dw) * C elements
+/// and whose strides step by the convolution's strides, so a tile of
+/// (1, oh, ow, c) of it is a tile of the im2col matrix's rows; the filter
+/// slice at (kh, kw) is a C x F view. A tile block computes (oh, ow, f)
+/// = (TH, a power of two covering OW, TF) of one image; the loops run over
+/// the C tiles, each iteration a product per filter offset.
+LogicalResult PBNVIDIAEmitTileIRPass::emitConvolution(
+    mlir::ModuleOp module, func::FuncOp func, linalg::Conv2DNhwcHwcfOp op,
+    const ChipDesc &chip, unsigned &counter) {
+  auto refuse = [&](const std::string &reason) {
+    explain(op, "tile-ir: not a Tile IR kernel (" + reason +
+                    "): left to the PTX path");
+    return success();
+  };
+  const TileIRPathDesc &path = *chip.tileIR;
+  Value input = op.getDpsInputOperand(0)->get();
+  Value filter = op.getDpsInputOperand(1)->get();
+  Value output = op.getDpsInitOperand(0)->get();
+  auto inType = dyn_cast<MemRefType>(input.getType());
+  auto filterType = dyn_cast<MemRefType>(filter.getType());
+  auto outType = dyn_cast<MemRefType>(output.getType());
+  if (!inType || !filterType || !outType)
+    return refuse("tensors");
+  Type a = inType.getElementType(), c = outType.getElementType();
+  if (a != filterType.getElementType() || !isa<Float16Type, BFloat16Type>(a) ||
+      !(isa<Float32Type>(c) || (isa<Float16Type>(a) && isa<Float16Type>(c))))
+    return refuse("operand types other than f16 or bf16 with f32 (or f16) "
+                  "results");
+  for (Value buffer : {input, filter, output}) {
+    auto type = cast<MemRefType>(buffer.getType());
+    if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+        !isPlanBuffer(buffer, func))
+      return refuse("a buffer that is not a whole entry argument or "
+                    "temporary with the identity layout");
+  }
+  ArrayRef<int64_t> in = inType.getShape(), w = filterType.getShape(),
+                    out = outType.getShape();
+  int64_t n = in[0], h = in[1], wIn = in[2], channels = in[3];
+  int64_t kh = w[0], kw = w[1], features = w[3];
+  int64_t oh = out[1], ow = out[2];
+  SmallVector<int64_t> strides =
+      llvm::to_vector(op.getStrides().getValues<int64_t>());
+  SmallVector<int64_t> dilations =
+      llvm::to_vector(op.getDilations().getValues<int64_t>());
+
+  // Tiles: OW whole (a power of two), TH rows of outputs so that TH x OW
+  // is the M tile; F and C as the contraction's N and K.
+  int64_t budget =
+      path.accumulatorRegistersPerThread * path.threadsPerTileBlock;
+  int64_t tmCap = static_cast<int64_t>(llvm::bit_floor(
+      static_cast<uint64_t>(std::sqrt(2.0 * static_cast<double>(budget)))));
+  int64_t tw = std::max<int64_t>(1, powerOf2Ceil(ow));
+  if (tw > tmCap)
+    return refuse(llvm::formatv("output rows of {0} pixels exceed a tile "
+                                "of {1}",
+                                ow, tmCap)
+                      .str());
+  int64_t th = std::min(std::max<int64_t>(1, tmCap / tw), powerOf2Ceil(oh));
+  if (th * tw < 16)
+    return refuse("fewer than 16 output pixels per tile");
+  int64_t tf = std::min(std::max<int64_t>(16, powerOf2Ceil(features)),
+                        std::max<int64_t>(16, budget / (th * tw)));
+  int64_t sms = 1;
+  if (const ComputeLevelDesc *grid =
+          chip.getComputeLevel(ComputeLevelKind::Grid))
+    sms = std::max<int64_t>(1, grid->physicalUnits);
+  auto blocks = [&]() -> int64_t {
+    return static_cast<int64_t>(llvm::divideCeil(oh, th) *
+                                llvm::divideCeil(features, tf)) *
+           n;
+  };
+  while (blocks() < sms && (tf > 32 || th * tw > 64)) {
+    if (tf > 32)
+      tf /= 2;
+    else
+      th /= 2;
+  }
+  int64_t elementBytes = a.getIntOrFloatBitWidth() / 8;
+  int64_t tc =
+      std::max<int64_t>(16, std::min(path.operandRowBytes / elementBytes,
+                                     powerOf2Ceil(channels)));
+  int64_t grid[3] = {static_cast<int64_t>(llvm::divideCeil(oh, th)),
+                     static_cast<int64_t>(llvm::divideCeil(features, tf)), n};
+  SmallVector<Operation *> fills =
+      gpucommon::findRemovableZeroFills(op, nullptr, /*entryArguments=*/true);
+
+  std::string name = llvm::formatv("{0}_tile{1}", func.getName(), counter++);
+  OpBuilder moduleBuilder(module.getContext());
+  moduleBuilder.setInsertionPointToEnd(module.getBody());
+  Location loc = op.getLoc();
+  auto tileModule = tir::ModuleOp::create(moduleBuilder, loc, name);
+  OpBuilder b = OpBuilder::atBlockBegin(&tileModule.getBody().front());
+  MLIRContext *context = b.getContext();
+  SmallVector<Value> buffers = {input, filter, output};
+  SmallVector<Type> argTypes;
+  for (Value buffer : buffers)
+    argTypes.push_back(tir::TileType::get(
+        context, {},
+        tir::PointerType::get(context,
+                              getElementTypeOrSelf(buffer.getType()))));
+  auto entry = tir::EntryOp::create(
+      b, loc, name, b.getFunctionType(argTypes, {}), ArrayAttr(), ArrayAttr());
+  Block *body = b.createBlock(&entry.getBody(), {}, argTypes,
+                              SmallVector<Location>(argTypes.size(), loc));
+  TileGeometry geometry;
+  KernelBuilder kb(b, loc, geometry);
+  auto tileType = [&](ArrayRef<int64_t> shape, Type element) {
+    return kb.tileType(shape, element);
+  };
+  auto i64Constant = [&](int64_t v) {
+    return tir::ConstantOp::create(
+        b, loc, tileType({}, b.getI64Type()),
+        DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
+                               b.getI64IntegerAttr(v)));
+  };
+  // A partition view of `shape`/`viewStrides` at `base` + `offset` elements.
+  auto view = [&](Value base, int64_t offset, ArrayRef<int64_t> shape,
+                  ArrayRef<int64_t> viewStrides, ArrayRef<int64_t> tile,
+                  Type element, bool pad) -> Value {
+    if (offset)
+      base = tir::OffsetOp::create(b, loc, base.getType(), base,
+                                   i64Constant(offset));
+    SmallVector<int64_t> positive;
+    for (auto [extent, stride] : llvm::zip(shape, viewStrides))
+      positive.push_back(extent == 1 ? 1 : stride);
+    auto viewType = tir::TensorViewType::get(context, shape, element, positive);
+    Value tensor = tir::MakeTensorViewOp::create(b, loc, viewType, base);
+    std::optional<tir::PaddingValue> padding;
+    if (pad)
+      padding = tir::PaddingValue::zero;
+    auto partition = tir::PartitionViewType::get(
+        context, tile, viewType,
+        llvm::to_vector(llvm::seq<int64_t>(0, shape.size())), padding);
+    return tir::MakePartitionViewOp::create(b, loc, partition, tensor);
+  };
+  auto load = [&](Value partition, ValueRange index, Value token) {
+    auto type = cast<tir::PartitionViewType>(partition.getType());
+    return tir::LoadViewTkoOp::create(b, loc, type.getTileType(),
+                                      tir::TokenType::get(context), partition,
+                                      index, token)
+        .getResult();
+  };
+
+  Value token = tir::MakeTokenOp::create(b, loc);
+  Type i32Tile = tileType({}, b.getI32Type());
+  auto ids = tir::GetTileBlockIdOp::create(b, loc, i32Tile, i32Tile, i32Tile);
+  Value zeroIndex = kb.constantI32(0);
+  int64_t rows = th * tw;
+  Value acc = kb.splat({rows, tf}, b.getF32Type(), 0.0);
+  Value lower = kb.constantI32(0), step = kb.constantI32(1),
+        upper = kb.constantI32(
+            static_cast<int64_t>(llvm::divideCeil(channels, tc)));
+  bool padInput = channels % tc || ow % tw;
+  // The views of every filter offset, made once; one loop over the C
+  // tiles, each iteration a product per filter offset.
+  SmallVector<std::pair<Value, Value>> taps;
+  for (int64_t i = 0; i < kh; ++i)
+    for (int64_t j = 0; j < kw; ++j)
+      taps.emplace_back(
+          view(body->getArgument(0),
+               (i * dilations[0] * wIn + j * dilations[1]) * channels,
+               {n, oh, ow, channels},
+               {h * wIn * channels, strides[0] * wIn * channels,
+                strides[1] * channels, 1},
+               {1, th, tw, tc}, a, padInput),
+          view(body->getArgument(1), (i * kw + j) * channels * features,
+               {channels, features}, {features, 1}, {tc, tf}, a,
+               channels % tc != 0));
+  auto loop = tir::ForOp::create(b, loc, lower, upper, step, ValueRange{acc});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&loop.getBody().front());
+    Value cb = loop.getInductionVar();
+    Value sum = loop.getRegionIterArgs()[0];
+    for (auto [windows, weights] : taps) {
+      Value patch =
+          load(windows, {ids.getZ(), ids.getX(), zeroIndex, cb}, token);
+      Value lhs =
+          tir::ReshapeOp::create(b, loc, tileType({rows, tc}, a), patch);
+      Value rhs = load(weights, {cb, ids.getY()}, token);
+      sum = tir::MmaFOp::create(b, loc, acc.getType(), lhs, rhs, sum);
+    }
+    tir::ContinueOp::create(b, loc, ValueRange{sum});
+  }
+  acc = loop.getResult(0);
+  Value outView = view(body->getArgument(2), 0, {n, oh, ow, features},
+                       {oh * ow * features, ow * features, features, 1},
+                       {1, th, tw, tf}, c, false);
+  SmallVector<Value> outIndex = {ids.getZ(), ids.getX(), zeroIndex, ids.getY()};
+  if (fills.empty()) {
+    Value old = tir::ReshapeOp::create(b, loc, tileType({rows, tf}, c),
+                                       load(outView, outIndex, token));
+    acc = tir::AddFOp::create(b, loc, acc.getType(), acc,
+                              kb.convert(old, b.getF32Type()));
+  }
+  Value result = tir::ReshapeOp::create(b, loc, tileType({1, th, tw, tf}, c),
+                                        kb.convert(acc, c));
+  tir::StoreViewTkoOp::create(b, loc, tir::TokenType::get(context), result,
+                              outView, outIndex, token);
+  tir::ReturnOp::create(b, loc);
+
+  OpBuilder host(op);
+  auto launch = tir::LaunchOp::create(
+      host, loc,
+      SymbolRefAttr::get(context, name,
+                         {FlatSymbolRefAttr::get(context, name)}),
+      host.getDenseI64ArrayAttr({grid[0], grid[1], grid[2]}), buffers);
+  launch->setAttr(PBDialect::kKernelLaunchAttrName, host.getUnitAttr());
+  Work work = countWork({op.getOperation()});
+  work.vectorFlops = decltype(work.vectorFlops)();
+  if (std::optional<ElementType> unitType = getTargetElementType(a))
+    work.addFlops(/*matrix=*/true, *unitType,
+                  2.0 * n * oh * ow * features * kh * kw * channels);
+  launch->setAttr(PBDialect::kWorkAttrName, work.toAttr(context));
+  explain(op, llvm::formatv(
+                  "tile-ir: kernel @{0}: convolution {1}x{2} over {3}x{4}x{5} "
+                  "-> {6}x{7}x{8} (batch {9}) as an implicit GEMM; tiles "
+                  "{10}x{11} pixels x {12} features x {13} channels, grid "
+                  "[{14}, {15}, {16}]{17}",
+                  name, kh, kw, h, wIn, channels, oh, ow, features, n, th, tw,
+                  tf, tc, grid[0], grid[1], grid[2],
+                  fills.empty() ? "; C added"
+                                : "; accumulators start at 0 (C's zero fill "
+                                  "removed)"));
+  for (Operation *fill : fills)
+    fill->erase();
   op->erase();
   return success();
 }

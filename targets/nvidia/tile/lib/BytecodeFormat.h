@@ -68,6 +68,7 @@ enum Opcode : unsigned {
   kAbsF = 0,
   kCmpF = 14,
   kFma = 40,
+  kOffset = 81,
   kSelect = 95,
   kAddF = 2,
   kBroadcast = 11,

@@ -550,6 +550,11 @@ LogicalResult Reader::readOp(Cursor &c, OpBuilder &b) {
     operands(2);
     break;
   }
+  case kOffset:
+    name("offset");
+    state.types.push_back(type());
+    operands(2);
+    break;
   case kSelect:
     name("select");
     state.types.push_back(type());

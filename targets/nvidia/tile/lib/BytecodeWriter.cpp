@@ -406,6 +406,15 @@ LogicalResult Writer::writeOp(Operation *op, Buffer &buf, unsigned &numOps) {
         number(op->getResults());
         return success();
       })
+      .Case([&](OffsetOp) {
+        opcode(kOffset);
+        if (failed(resultType()))
+          return failure();
+        for (Value v : op->getOperands())
+          writeOperand(v, buf);
+        number(op->getResults());
+        return success();
+      })
       .Case([&](SelectOp) {
         opcode(kSelect);
         if (failed(resultType()))

@@ -244,6 +244,18 @@ private:
       }
       return Error::success();
     }
+    if (auto offset = dyn_cast<OffsetOp>(op)) {
+      in.opcode = Opcode::Offset;
+      if (Error err = setTile(op, in, offset.getType()))
+        return err;
+      auto pointer =
+          cast<PointerType>(cast<TileType>(offset.getType()).getElementType());
+      std::optional<Elem> pointee = classify(pointer.getPointeeType());
+      if (in.numElements != 1 || !pointee || *pointee == Elem::Ptr)
+        return unsupported(op, "on " + debugString(offset.getType()));
+      in.pointeeBytes = byteSize(*pointee);
+      return Error::success();
+    }
     if (auto cmp = dyn_cast<CmpFOp>(op)) {
       in.opcode = Opcode::CmpF;
       in.predicate = static_cast<unsigned>(cmp.getComparisonPredicate());

@@ -84,7 +84,8 @@ enum class Opcode : uint8_t {
   AbsF,
   Fma,
   CmpF,
-  Select
+  Select,
+  Offset
 };
 
 using Shape = llvm::SmallVector<int64_t, 4>;
@@ -124,6 +125,8 @@ struct Instr {
   // broadcast: result shape and the source's row-major strides (0 where
   // broadcast).
   Shape shape, sourceStrides;
+  // offset: the pointee's bytes.
+  unsigned pointeeBytes = 0;
   // cmpf: the predicate (ComparisonPredicate's value) and whether NaN
   // compares false (ordered).
   unsigned predicate = 0;

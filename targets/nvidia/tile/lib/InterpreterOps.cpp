@@ -391,6 +391,15 @@ bool Executor::exec(const Instr &in) {
     }
     return true;
   }
+  case Opcode::Offset: {
+    // A scalar pointer: (buffer index, byte offset) advanced by elements.
+    const std::vector<double> &ptr = slots[in.operands[0]];
+    double elements = slots[in.operands[1]][0];
+    std::vector<double> &r = result();
+    r = ptr;
+    r[1] = ptr[1] + elements * in.pointeeBytes;
+    return true;
+  }
   case Opcode::Select: {
     const std::vector<double> &c = slots[in.operands[0]];
     const std::vector<double> &t = slots[in.operands[1]];

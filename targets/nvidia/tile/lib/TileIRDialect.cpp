@@ -499,3 +499,14 @@ LogicalResult SelectOp::verify() {
     return emitOpError("selects with an i1 tile of the result's shape");
   return success();
 }
+
+LogicalResult OffsetOp::verify() {
+  auto ptr = cast<TileType>(getPtr().getType());
+  auto offset = cast<TileType>(getOffset().getType());
+  if (!isa<PointerType>(ptr.getElementType()) ||
+      !isa<IntegerType>(offset.getElementType()) ||
+      ptr.getShape() != offset.getShape())
+    return emitOpError("advances a pointer tile by an integer tile of its "
+                       "shape");
+  return success();
+}

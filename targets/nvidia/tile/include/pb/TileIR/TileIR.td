@@ -408,6 +408,18 @@ def TileIR_SelectOp : TileIR_Op<"select", [Pure,
   let hasVerifier = 1;
 }
 
+def TileIR_OffsetOp : TileIR_Op<"offset", [Pure,
+    AllTypesMatch<["ptr", "result"]>]> {
+  let summary = "pointers advanced by integer offsets (in elements of the "
+                "pointee type)";
+  let arguments = (ins TileIR_AnyTile:$ptr, TileIR_AnyTile:$offset);
+  let results = (outs TileIR_AnyTile:$result);
+  let assemblyFormat = [{
+    $ptr `,` $offset attr-dict `:` type($ptr) `,` type($offset)
+  }];
+  let hasVerifier = 1;
+}
+
 def TileIR_FToFOp : TileIR_Op<"ftof", [Pure]> {
   let summary = "converts a float tile to another float type (rounded to "
                 "nearest even)";

@@ -1,0 +1,67 @@
+// RUN: pb-compile %s --target=nvidia-sm80 --options=codegen=tile-ir -o %t.sm80.pbart
+// RUN: pb-compile %s --target=nvidia-sm90 --options=codegen=tile-ir -o %t.sm90.pbart
+// RUN: pb-compile %s --target=cpu-host --options=pipeline=reference -o %t.ref.pbart
+// RUN: pb-opt %s --target=nvidia-sm90 --pb-pipeline=s1,s2,s3 | pb-opt --pb-explain --pass-pipeline='builtin.module(pb-nvidia-emit-tile-ir)' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: %nvidia_artifact %t.sm90.pbart --plan --tile-ir | FileCheck %s --check-prefix=TILE
+// RUN: %if tileiras %{ %nvidia_artifact %t.sm80.pbart --sass | FileCheck %s --check-prefix=SASS80 %}
+// RUN: %if tileiras %{ %nvidia_artifact %t.sm90.pbart --sass | FileCheck %s --check-prefix=SASS90 %}
+// RUN: pb-run --emulate %t.sm80.pbart --entry=c1x1 --check-against=%t.ref.pbart --rtol=2e-2 --atol=5e-2 | FileCheck %s --check-prefix=EMU1
+// RUN: pb-run --emulate %t.sm90.pbart --entry=c1x1 --check-against=%t.ref.pbart --rtol=2e-2 --atol=5e-2 | FileCheck %s --check-prefix=EMU1
+// RUN: pb-run --emulate %t.sm80.pbart --entry=c3x3 --check-against=%t.ref.pbart --rtol=2e-2 --atol=5e-2 | FileCheck %s --check-prefix=EMU3
+// RUN: pb-run --emulate %t.sm90.pbart --entry=c3x3 --check-against=%t.ref.pbart --rtol=2e-2 --atol=5e-2 | FileCheck %s --check-prefix=EMU3
+// RUN: pb-run --emulate %t.sm80.pbart --entry=c3x3s2 --check-against=%t.ref.pbart --rtol=2e-2 --atol=5e-2 | FileCheck %s --check-prefix=EMU3S2
+// RUN: pb-run --emulate %t.sm90.pbart --entry=c3x3s2 --check-against=%t.ref.pbart --rtol=2e-2 --atol=5e-2 | FileCheck %s --check-prefix=EMU3S2
+// Channels-last convolutions as Tile IR implicit GEMMs without gathers:
+// per filter offset a view of the input whose base is advanced
+// (tileir.offset) and whose strides step by the convolution's strides; one
+// loop over C tiles with a product per offset. 1x1, 3x3 and a strided 3x3
+// on two images with C and F no multiples of the tiles (zero padding),
+// against a cpu-host build in the tile interpreter.
+
+// EXPLAIN: tile-ir: kernel @c1x1_tile0: convolution 1x1 over 28x28x256 -> 28x28x64 (batch 1) as an implicit GEMM
+// EXPLAIN: tile-ir: kernel @c3x3_tile1: convolution 3x3 over 30x30x64 -> 28x28x64 (batch 1) as an implicit GEMM
+// EXPLAIN: tile-ir: kernel @c3x3s2_tile2: convolution 3x3 over 29x29x48 -> 14x14x40 (batch 2) as an implicit GEMM; tiles 4x16 pixels x 32 features x 32 channels, grid [4, 2, 2]; accumulators start at 0 (C's zero fill removed)
+
+// TILE: entry c3x3s2
+// TILE-NEXT: launch c3x3s2_tile2 grid [4, 2, 2] block [{{[0-9]+}}, 1, 1]
+// TILE-NOT: launch
+// TILE: // tile-ir module c3x3s2_tile2
+// The offset of filter tap (1, 2): (1 x 29 + 2) x 48 input elements.
+// TILE: tileir.constant dense<1488> : tensor<i64>
+
+// TILE: <2x14x14x48xbf16, strides=[40368,2784,96,1]>, padding_value=zero>
+// TILE: tileir.for
+// TILE-COUNT-9: tileir.mmaf %{{.*}} : <64x32xbf16>, <32x32xbf16>, <64x32xf32>
+
+// SASS80: sass c1x1_tile0 HMMA {{[1-9][0-9]*}} HGMMA 0 {{.*}} LDL 0 STL 0
+// SASS80: sass c3x3_tile1 HMMA {{[1-9][0-9]*}} HGMMA 0
+// SASS80: sass c3x3s2_tile2 HMMA {{[1-9][0-9]*}} HGMMA 0
+// SASS90: sass c1x1_tile0 HMMA 0 HGMMA {{[1-9][0-9]*}} {{.*}} LDL 0 STL 0
+// SASS90: sass c3x3_tile1 HMMA 0 HGMMA {{[1-9][0-9]*}} {{.*}} LDL 0 STL 0
+// SASS90: sass c3x3s2_tile2 HMMA 0 HGMMA {{[1-9][0-9]*}} {{.*}} LDL 0 STL 0
+
+// EMU1: OK c1x1: 50176 values match the reference
+// EMU3: OK c3x3: 50176 values match the reference
+// EMU3S2: OK c3x3s2: 15680 values match the reference
+
+func.func @c1x1(%x: tensor<1x28x28x256xf16>, %w: tensor<1x1x256x64xf16>) -> tensor<1x28x28x64xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x28x28x64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x28x28x64xf32>) -> tensor<1x28x28x64xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x28x28x256xf16>, tensor<1x1x256x64xf16>) outs(%f : tensor<1x28x28x64xf32>) -> tensor<1x28x28x64xf32>
+  return %r : tensor<1x28x28x64xf32>
+}
+func.func @c3x3(%x: tensor<1x30x30x64xf16>, %w: tensor<3x3x64x64xf16>) -> tensor<1x28x28x64xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x28x28x64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x28x28x64xf32>) -> tensor<1x28x28x64xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x30x30x64xf16>, tensor<3x3x64x64xf16>) outs(%f : tensor<1x28x28x64xf32>) -> tensor<1x28x28x64xf32>
+  return %r : tensor<1x28x28x64xf32>
+}
+func.func @c3x3s2(%x: tensor<2x29x29x48xbf16>, %w: tensor<3x3x48x40xbf16>) -> tensor<2x14x14x40xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x14x14x40xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<2x14x14x40xf32>) -> tensor<2x14x14x40xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<2x29x29x48xbf16>, tensor<3x3x48x40xbf16>) outs(%f : tensor<2x14x14x40xf32>) -> tensor<2x14x14x40xf32>
+  return %r : tensor<2x14x14x40xf32>
+}
