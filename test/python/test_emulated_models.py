@@ -88,3 +88,29 @@ def test_model_tile_ir_emulated(name, target, tmp_path):
     for art in compiler._memory_cache.values():
         families |= matrix_unit_families(art, tmp_path)
     assert ("tile-ir" in families) == (name == "bert_base"), families
+
+
+def test_resnet18_f16_tile_ir_emulated(tmp_path):
+    # resnet18 in f16 with codegen=tile-ir: its convolutions are Tile IR
+    # implicit GEMMs (tileiras' cubins, run by the tile interpreter), the
+    # rest on the PTX path; f16 activations give errors of about 0.1% of
+    # the outputs' scale (f32 accumulation in every product).
+    model, inputs = models.build("resnet18", batch=1, **MODELS["resnet18"])
+    with torch.no_grad():
+        model64 = copy.deepcopy(model).double()
+        fp64 = models.output_tensors(model64(*(x.double() for x in inputs)))
+        half = copy.deepcopy(model).half()
+        compiler._memory_cache.clear()
+        compiled = compile_strict(half, target="nvidia-sm90", emulate=True,
+                                  codegen="tile-ir")
+        res = models.output_tensors(compiled(*(x.half() for x in inputs)))
+    for i, (o, f) in enumerate(zip(res, fp64)):
+        error = (o.double() - f).abs().max().item()
+        scale = f.abs().max().item()
+        assert error <= 5e-3 * scale, (
+            f"resnet18 f16 with codegen=tile-ir, output {i}: max abs error "
+            f"{error:.3e} for outputs up to {scale:.3e}")
+    families = set()
+    for art in compiler._memory_cache.values():
+        families |= matrix_unit_families(art, tmp_path)
+    assert "tile-ir" in families, families
