@@ -31,6 +31,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <limits>
 
 namespace mlir::pb::nvidia {
 #define GEN_PASS_DEF_PBNVIDIAEMITTILEIRPASS
@@ -624,7 +625,6 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitKernel(mlir::ModuleOp module,
         for (unsigned r = 0; r < map.getNumResults(); ++r)
           tileDimOfEpilogueLoop[map.getDimPosition(r)] = (*tileDims[2])[r];
       }
-    SmallVector<FailureOr<SmallVector<int64_t>>> epilogueDims;
     for (OpOperand &operand : epilogue->getOpOperands()) {
       if (operand.get() == cMem && epilogue.isDpsInput(&operand))
         continue;
@@ -633,6 +633,12 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitKernel(mlir::ModuleOp module,
       if (failed(d) || !isa<MemRefType>(operand.get().getType())) {
         ok = false;
         reason = "an epilogue operand indexed other than by C's loops";
+        break;
+      }
+      if (!isa<Float16Type, BFloat16Type, Float32Type>(
+              getElementTypeOrSelf(operand.get().getType()))) {
+        ok = false;
+        reason = "an epilogue operand of a type other than f16, bf16 or f32";
         break;
       }
       if (epilogue.isDpsInit(&operand) && d->size() != cDims.size()) {
@@ -837,7 +843,7 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitKernel(mlir::ModuleOp module,
 /// (1, oh, ow, c) of it is a tile of the im2col matrix's rows; the filter
 /// slice at (kh, kw) is a C x F view. A tile block computes (oh, ow, f)
 /// = (TH, a power of two covering OW, TF) of one image; the loops run over
-/// the C tiles, each iteration a product per filter offset.
+/// (filter offset, C tile) pairs.
 LogicalResult PBNVIDIAEmitTileIRPass::emitConvolution(
     mlir::ModuleOp module, func::FuncOp func, linalg::Conv2DNhwcHwcfOp op,
     const ChipDesc &chip, unsigned &counter) {
@@ -870,6 +876,9 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitConvolution(
   ArrayRef<int64_t> in = inType.getShape(), w = filterType.getShape(),
                     out = outType.getShape();
   int64_t n = in[0], h = in[1], wIn = in[2], channels = in[3];
+  if (inType.getNumElements() > std::numeric_limits<int32_t>::max() ||
+      filterType.getNumElements() > std::numeric_limits<int32_t>::max())
+    return refuse("buffers of more than 2^31 elements (i32 offsets)");
   int64_t kh = w[0], kw = w[1], features = w[3];
   int64_t oh = out[1], ow = out[2];
   SmallVector<int64_t> strides =
@@ -985,36 +994,56 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitConvolution(
         upper = kb.constantI32(
             static_cast<int64_t>(llvm::divideCeil(channels, tc)));
   bool padInput = channels % tc || ow % tw;
-  // The views of every filter offset, made once; one loop over the C
-  // tiles, each iteration a product per filter offset.
-  SmallVector<std::pair<Value, Value>> taps;
-  for (int64_t i = 0; i < kh; ++i)
-    for (int64_t j = 0; j < kw; ++j)
-      taps.emplace_back(
-          view(body->getArgument(0),
-               (i * dilations[0] * wIn + j * dilations[1]) * channels,
-               {n, oh, ow, channels},
-               {h * wIn * channels, strides[0] * wIn * channels,
-                strides[1] * channels, 1},
-               {1, th, tw, tc}, a, padInput),
-          view(body->getArgument(1), (i * kw + j) * channels * features,
-               {channels, features}, {features, 1}, {tc, tf}, a,
-               channels % tc != 0));
+  // One loop over (filter offset, C tile) pairs: iteration t * CB + cb
+  // reads C tile cb at filter offset t = (i, j) through views whose bases
+  // are advanced by the offset's elements (one load of each operand per
+  // iteration, as for a matmul: views of all offsets made up front kept
+  // their addresses live across the loop and spilled).
+  int64_t cTiles = static_cast<int64_t>(llvm::divideCeil(channels, tc));
+  int64_t taps = kh * kw;
+  upper = kb.constantI32(taps * cTiles);
+  auto i32 = [&](int64_t v) { return kb.constantI32(v); };
   auto loop = tir::ForOp::create(b, loc, lower, upper, step, ValueRange{acc});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&loop.getBody().front());
-    Value cb = loop.getInductionVar();
-    Value sum = loop.getRegionIterArgs()[0];
-    for (auto [windows, weights] : taps) {
-      Value patch =
-          load(windows, {ids.getZ(), ids.getX(), zeroIndex, cb}, token);
-      Value lhs =
-          tir::ReshapeOp::create(b, loc, tileType({rows, tc}, a), patch);
-      Value rhs = load(weights, {cb, ids.getY()}, token);
-      sum = tir::MmaFOp::create(b, loc, acc.getType(), lhs, rhs, sum);
+    Value iv = loop.getInductionVar();
+    Value cb = iv, aOffset, bOffset;
+    if (taps > 1) {
+      auto binary = [&](auto tag, Value x, Value y) -> Value {
+        using OpTy = decltype(tag);
+        return OpTy::create(b, loc, i32Tile, x, y);
+      };
+      Value tap = binary(tir::DivIOp(), iv, i32(cTiles));
+      cb = binary(tir::RemIOp(), iv, i32(cTiles));
+      Value row = binary(tir::DivIOp(), tap, i32(kw));
+      Value column = binary(tir::RemIOp(), tap, i32(kw));
+      aOffset =
+          binary(tir::AddIOp(),
+                 binary(tir::MulIOp(), row, i32(dilations[0] * wIn * channels)),
+                 binary(tir::MulIOp(), column, i32(dilations[1] * channels)));
+      bOffset = binary(tir::MulIOp(), tap, i32(channels * features));
     }
-    tir::ContinueOp::create(b, loc, ValueRange{sum});
+    auto advanced = [&](Value base, Value offset) {
+      return offset
+                 ? tir::OffsetOp::create(b, loc, base.getType(), base, offset)
+                       .getResult()
+                 : base;
+    };
+    Value windows =
+        view(advanced(body->getArgument(0), aOffset), 0, {n, oh, ow, channels},
+             {h * wIn * channels, strides[0] * wIn * channels,
+              strides[1] * channels, 1},
+             {1, th, tw, tc}, a, padInput);
+    Value weights =
+        view(advanced(body->getArgument(1), bOffset), 0, {channels, features},
+             {features, 1}, {tc, tf}, a, channels % tc != 0);
+    Value patch = load(windows, {ids.getZ(), ids.getX(), zeroIndex, cb}, token);
+    Value lhs = tir::ReshapeOp::create(b, loc, tileType({rows, tc}, a), patch);
+    Value rhs = load(weights, {cb, ids.getY()}, token);
+    Value product = tir::MmaFOp::create(b, loc, acc.getType(), lhs, rhs,
+                                        loop.getRegionIterArgs()[0]);
+    tir::ContinueOp::create(b, loc, ValueRange{product});
   }
   acc = loop.getResult(0);
   Value outView = view(body->getArgument(2), 0, {n, oh, ow, features},

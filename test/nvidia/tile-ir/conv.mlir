@@ -14,7 +14,7 @@
 // Channels-last convolutions as Tile IR implicit GEMMs without gathers:
 // per filter offset a view of the input whose base is advanced
 // (tileir.offset) and whose strides step by the convolution's strides; one
-// loop over C tiles with a product per offset. 1x1, 3x3 and a strided 3x3
+// loop over (filter offset, C tile) pairs, one product per iteration. 1x1, 3x3 and a strided 3x3
 // on two images with C and F no multiples of the tiles (zero padding),
 // against a cpu-host build in the tile interpreter.
 
@@ -26,14 +26,25 @@
 // TILE-NEXT: launch c3x3s2_tile2 grid [4, 2, 2] block [{{[0-9]+}}, 1, 1]
 // TILE-NOT: launch
 // TILE: // tile-ir module c3x3s2_tile2
-// The offset of filter tap (1, 2): (1 x 29 + 2) x 48 input elements.
-// TILE: tileir.constant dense<1488> : tensor<i64>
-
+// 9 filter offsets x 2 C tiles: iteration t * 2 + cb advances the input by
+// (t / 3) x 29 x 48 + (t % 3) x 48 elements, the filter by t x 48 x 40.
+// TILE: %[[NINE2:.*]] = tileir.constant dense<18> : tensor<i32>
+// TILE: tileir.for %[[IV:.*]] = %{{.*}} to %[[NINE2]] step
+// TILE: %[[TAP:.*]] = tileir.divi %[[IV]], %{{.*}} : <i32>
+// TILE: tileir.remi %[[IV]]
+// TILE-DAG: tileir.constant dense<1392> : tensor<i32>
+// TILE-DAG: tileir.constant dense<48> : tensor<i32>
+// TILE-DAG: tileir.constant dense<1920> : tensor<i32>
+// TILE: tileir.offset
 // TILE: <2x14x14x48xbf16, strides=[40368,2784,96,1]>, padding_value=zero>
-// TILE: tileir.for
-// TILE-COUNT-9: tileir.mmaf %{{.*}} : <64x32xbf16>, <32x32xbf16>, <64x32xf32>
+// TILE: tileir.offset
+// TILE: tileir.reshape %{{.*}} : <1x4x16x32xbf16> -> <64x32xbf16>
+// TILE-COUNT-1: tileir.mmaf %{{.*}} : <64x32xbf16>, <32x32xbf16>, <64x32xf32>
+// TILE-NOT: tileir.mmaf
 
 // SASS80: sass c1x1_tile0 HMMA {{[1-9][0-9]*}} HGMMA 0 {{.*}} LDL 0 STL 0
+// On sm_80 tileiras unrolls these short loops (18 iterations) whole and
+// spills (docs/TileIR.md); longer ones assemble without spills.
 // SASS80: sass c3x3_tile1 HMMA {{[1-9][0-9]*}} HGMMA 0
 // SASS80: sass c3x3s2_tile2 HMMA {{[1-9][0-9]*}} HGMMA 0
 // SASS90: sass c1x1_tile0 HMMA 0 HGMMA {{[1-9][0-9]*}} {{.*}} LDL 0 STL 0

@@ -48,6 +48,11 @@ tileir.entry @matmul(%a: !tileir.tile<!tileir.ptr<f16>>, %b: !tileir.tile<!tilei
 
 // CHECK-LABEL: tileir.entry @elementwise(
 // CHECK: tileir.get_num_tile_blocks
+// CHECK: tileir.addi
+// CHECK: tileir.muli
+// CHECK: tileir.divi
+// CHECK: tileir.remi
+// CHECK: tileir.offset %{{.*}}, %{{.*}} : <!tileir.ptr<f32>>, <i32>
 // CHECK: padding_value=neg_inf
 // CHECK: tileir.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xbf16>
 // CHECK: tileir.reshape %{{.*}} : <4xbf16> -> <1x4xbf16>
@@ -71,6 +76,9 @@ tileir.entry @matmul(%a: !tileir.tile<!tileir.ptr<f16>>, %b: !tileir.tile<!tilei
 // CHECK: tileir.return
 // DISASM-LABEL: entry @elementwise
 // DISASM: constant <bf16: [1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tile<4xbf16>
+// DISASM: divi
+// DISASM: remi
+// DISASM: offset
 // DISASM: maxf
 // DISASM: tanh
 // DISASM: fma
@@ -83,6 +91,11 @@ tileir.entry @elementwise(%x: !tileir.tile<!tileir.ptr<f32>>, %out: !tileir.tile
   %op = tileir.make_partition_view %ov : !tileir.tensor_view<64x4xf32, strides=[4,1]> -> !tileir.partition_view<tile=(8x4), !tileir.tensor_view<64x4xf32, strides=[4,1]>>
   %bx, %by, %bz = tileir.get_tile_block_id : !tileir.tile<i32>
   %nx, %ny, %nz = tileir.get_num_tile_blocks : !tileir.tile<i32>
+  %i0 = tileir.addi %bx, %nx : !tileir.tile<i32>
+  %i1 = tileir.muli %i0, %ny : !tileir.tile<i32>
+  %i2 = tileir.divi %i1, %nx : !tileir.tile<i32>
+  %i3 = tileir.remi %i2, %nx : !tileir.tile<i32>
+  %xo = tileir.offset %x, %i3 : !tileir.tile<!tileir.ptr<f32>>, !tileir.tile<i32>
   %zero = tileir.constant dense<0> : tensor<i32> : !tileir.tile<i32>
   %v, %t = tileir.load_view_tko %xp[%bx, %zero] : !tileir.partition_view<tile=(8x4), !tileir.tensor_view<64x4xf32, strides=[4,1]>, padding_value=neg_inf> -> !tileir.tile<8x4xf32>
   %w16 = tileir.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xbf16> : !tileir.tile<4xbf16>

@@ -550,6 +550,24 @@ LogicalResult Reader::readOp(Cursor &c, OpBuilder &b) {
     operands(2);
     break;
   }
+  case kAddI:
+  case kMulI:
+    name(code == kAddI ? "addi" : "muli");
+    state.types.push_back(type());
+    if (c.byte() != 0)
+      c.fail(); // overflow flags are not read
+    operands(2);
+    break;
+  case kDivI:
+  case kRemI:
+    name(code == kDivI ? "divi" : "remi");
+    state.types.push_back(type());
+    if (c.byte() != 1)
+      c.fail(); // signed only
+    if (code == kDivI)
+      rounding(RoundingMode::zero);
+    operands(2);
+    break;
   case kOffset:
     name("offset");
     state.types.push_back(type());

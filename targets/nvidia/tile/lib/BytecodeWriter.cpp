@@ -406,6 +406,29 @@ LogicalResult Writer::writeOp(Operation *op, Buffer &buf, unsigned &numOps) {
         number(op->getResults());
         return success();
       })
+      .Case<AddIOp, MulIOp>([&](Operation *) {
+        opcode(isa<AddIOp>(op) ? kAddI : kMulI);
+        if (failed(resultType()))
+          return failure();
+        buf.push_back(0); // no overflow assumed
+        writeOperand(op->getOperand(0), buf);
+        writeOperand(op->getOperand(1), buf);
+        number(op->getResults());
+        return success();
+      })
+      .Case<DivIOp, RemIOp>([&](Operation *) {
+        bool div = isa<DivIOp>(op);
+        opcode(div ? kDivI : kRemI);
+        if (failed(resultType()))
+          return failure();
+        buf.push_back(1); // signed
+        if (div)
+          roundingMode(RoundingMode::zero);
+        writeOperand(op->getOperand(0), buf);
+        writeOperand(op->getOperand(1), buf);
+        number(op->getResults());
+        return success();
+      })
       .Case([&](OffsetOp) {
         opcode(kOffset);
         if (failed(resultType()))

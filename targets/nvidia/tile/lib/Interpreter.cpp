@@ -244,6 +244,17 @@ private:
       }
       return Error::success();
     }
+    if (isa<AddIOp, MulIOp, DivIOp, RemIOp>(op)) {
+      in.opcode = isa<AddIOp>(op)   ? Opcode::AddI
+                  : isa<MulIOp>(op) ? Opcode::MulI
+                  : isa<DivIOp>(op) ? Opcode::DivI
+                                    : Opcode::RemI;
+      if (Error err = setTile(op, in, op.getResult(0).getType()))
+        return err;
+      if (isFloat(in.elem) || in.elem == Elem::Ptr || in.elem == Elem::I1)
+        return unsupported(op, "on " + debugString(op.getResult(0).getType()));
+      return Error::success();
+    }
     if (auto offset = dyn_cast<OffsetOp>(op)) {
       in.opcode = Opcode::Offset;
       if (Error err = setTile(op, in, offset.getType()))

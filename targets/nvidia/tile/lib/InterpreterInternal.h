@@ -85,7 +85,11 @@ enum class Opcode : uint8_t {
   Fma,
   CmpF,
   Select,
-  Offset
+  Offset,
+  AddI,
+  MulI,
+  DivI,
+  RemI
 };
 
 using Shape = llvm::SmallVector<int64_t, 4>;

@@ -391,6 +391,29 @@ bool Executor::exec(const Instr &in) {
     }
     return true;
   }
+  case Opcode::AddI:
+  case Opcode::MulI:
+  case Opcode::DivI:
+  case Opcode::RemI: {
+    const std::vector<double> &a = slots[in.operands[0]];
+    const std::vector<double> &b = slots[in.operands[1]];
+    std::vector<double> &r = result();
+    r.resize(a.size());
+    for (size_t i = 0, e = a.size(); i < e; ++i) {
+      auto x = static_cast<int64_t>(a[i]), y = static_cast<int64_t>(b[i]);
+      if ((in.opcode == Opcode::DivI || in.opcode == Opcode::RemI) && y == 0)
+        return fail(in, "divides by zero");
+      int64_t v = in.opcode == Opcode::AddI   ? x + y
+                  : in.opcode == Opcode::MulI ? x * y
+                  : in.opcode == Opcode::DivI ? x / y
+                                              : x % y;
+      // Wrapped to the element type's width, as the hardware does.
+      if (in.elem == Elem::I32)
+        v = static_cast<int32_t>(static_cast<uint32_t>(v));
+      r[i] = static_cast<double>(v);
+    }
+    return true;
+  }
   case Opcode::Offset: {
     // A scalar pointer: (buffer index, byte offset) advanced by elements.
     const std::vector<double> &ptr = slots[in.operands[0]];

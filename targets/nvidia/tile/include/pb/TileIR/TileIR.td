@@ -355,6 +355,18 @@ class TileIR_BinaryFOp<string mnemonic> : TileIR_Op<mnemonic,
 }
 
 def TileIR_AddFOp : TileIR_BinaryFOp<"addf"> { let summary = "lhs + rhs"; }
+def TileIR_AddIOp : TileIR_BinaryFOp<"addi"> {
+  let summary = "lhs + rhs on signed integers (no overflow assumed)";
+}
+def TileIR_MulIOp : TileIR_BinaryFOp<"muli"> {
+  let summary = "lhs * rhs on signed integers (no overflow assumed)";
+}
+def TileIR_DivIOp : TileIR_BinaryFOp<"divi"> {
+  let summary = "lhs / rhs on signed integers, rounded toward zero";
+}
+def TileIR_RemIOp : TileIR_BinaryFOp<"remi"> {
+  let summary = "the remainder of divi (the sign of lhs)";
+}
 def TileIR_SubFOp : TileIR_BinaryFOp<"subf"> { let summary = "lhs - rhs"; }
 def TileIR_MulFOp : TileIR_BinaryFOp<"mulf"> { let summary = "lhs * rhs"; }
 def TileIR_DivFOp : TileIR_BinaryFOp<"divf"> {
