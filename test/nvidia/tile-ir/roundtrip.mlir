@@ -75,10 +75,10 @@ tileir.entry @matmul(%a: !tileir.tile<!tileir.ptr<f16>>, %b: !tileir.tile<!tilei
 // CHECK: tileir.store_view_tko
 // CHECK: tileir.return
 // DISASM-LABEL: entry @elementwise
-// DISASM: constant <bf16: [1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tile<4xbf16>
 // DISASM: divi
 // DISASM: remi
 // DISASM: offset
+// DISASM: constant <bf16: [1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tile<4xbf16>
 // DISASM: maxf
 // DISASM: tanh
 // DISASM: fma
