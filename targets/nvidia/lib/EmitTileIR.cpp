@@ -388,6 +388,70 @@ static Value translateScalarOp(KernelBuilder &kb, Operation *op,
       });
 }
 
+/// The buffer an operand must be for the launch plan (an entry argument
+/// or an allocation of the entry), or null.
+static bool isPlanBuffer(Value value, func::FuncOp func) {
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return arg.getOwner() == &func.getBody().front();
+  auto alloc = value.getDefiningOp<memref::AllocOp>();
+  return alloc && alloc->getBlock() == &func.getBody().front();
+}
+
+/// Checks that the tagged `epilogue` of a kernel writing C (`cMem`, whose
+/// dimensions run along the tile dims `cTileDims`) can run on its tile,
+/// after turning erf into upstream's polynomial: each operation has a tile
+/// form, each other operand is an f16/bf16/f32 entry argument or temporary
+/// indexed by C's loops, the output a permutation of C. Appends those
+/// operands (inputs, then the output) and their tile dims; `why` otherwise.
+static bool analyzeEpilogue(linalg::GenericOp epilogue, Value cMem,
+                            ArrayRef<int64_t> cTileDims, func::FuncOp func,
+                            SmallVectorImpl<Value> &buffers,
+                            SmallVectorImpl<SmallVector<int64_t>> &dims,
+                            std::string &why) {
+  {
+    RewritePatternSet patterns(epilogue.getContext());
+    populateMathPolynomialApproximationPatterns(
+        patterns, [](StringRef name) { return name == "math.erf"; });
+    (void)applyPatternsGreedily(epilogue.getOperation(), std::move(patterns));
+  }
+  if (!canTranslateEpilogue(epilogue, why))
+    return false;
+  DenseMap<unsigned, int64_t> tileDimOfLoop;
+  for (OpOperand *input : epilogue.getDpsInputOperands())
+    if (input->get() == cMem) {
+      AffineMap map = epilogue.getMatchingIndexingMap(input);
+      for (unsigned r = 0; r < map.getNumResults(); ++r)
+        tileDimOfLoop[map.getDimPosition(r)] = cTileDims[r];
+    }
+  for (OpOperand &operand : epilogue->getOpOperands()) {
+    if (operand.get() == cMem && epilogue.isDpsInput(&operand))
+      continue;
+    FailureOr<SmallVector<int64_t>> d =
+        getTileDims(epilogue.getMatchingIndexingMap(&operand), tileDimOfLoop);
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (failed(d) || !type) {
+      why = "an epilogue operand indexed other than by C's loops";
+      return false;
+    }
+    if (!isa<Float16Type, BFloat16Type, Float32Type>(type.getElementType())) {
+      why = "an epilogue operand of a type other than f16, bf16 or f32";
+      return false;
+    }
+    if (epilogue.isDpsInit(&operand) && d->size() != cTileDims.size()) {
+      why = "an epilogue output that is not a permutation of C";
+      return false;
+    }
+    if (failed(getStrides(type)) || !isPlanBuffer(operand.get(), func)) {
+      why = "an epilogue buffer that is not a whole entry argument or "
+            "temporary with static strides";
+      return false;
+    }
+    buffers.push_back(operand.get());
+    dims.push_back(*d);
+  }
+  return true;
+}
+
 /// The plan of `op` on `chip`'s Tile IR path, or failure with `why`.
 static FailureOr<Plan> planContraction(linalg::LinalgOp op,
                                        const ChipDesc &chip,
@@ -482,15 +546,6 @@ static FailureOr<Plan> planContraction(linalg::LinalgOp op,
   plan.grid[1] = static_cast<int64_t>(llvm::divideCeil(plan.n, plan.tn));
   plan.grid[2] = plan.batch;
   return plan;
-}
-
-/// The buffer an operand must be for the launch plan (an entry argument
-/// or an allocation of the entry), or null.
-static bool isPlanBuffer(Value value, func::FuncOp func) {
-  if (auto arg = dyn_cast<BlockArgument>(value))
-    return arg.getOwner() == &func.getBody().front();
-  auto alloc = value.getDefiningOp<memref::AllocOp>();
-  return alloc && alloc->getBlock() == &func.getBody().front();
 }
 
 namespace {
@@ -607,54 +662,18 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitKernel(mlir::ModuleOp module,
     epilogue = nullptr;
   Value cMem = op.getDpsInitOperand(0)->get();
   if (epilogue) {
-    // Functions without a tile operation (erf: GELU) as polynomials of
-    // tile operations, as S4 would make them for the PTX path.
-    {
-      RewritePatternSet patterns(op.getContext());
-      populateMathPolynomialApproximationPatterns(
-          patterns, [](StringRef name) { return name == "math.erf"; });
-      (void)applyPatternsGreedily(epilogue.getOperation(), std::move(patterns));
-    }
     std::string reason;
-    DenseMap<unsigned, int64_t> tileDimOfEpilogueLoop;
-    bool ok = canTranslateEpilogue(epilogue, reason);
-    // The epilogue's loops, as tile dims, from the loops it reads C at.
-    for (OpOperand *input : epilogue.getDpsInputOperands())
-      if (input->get() == cMem) {
-        AffineMap map = epilogue.getMatchingIndexingMap(input);
-        for (unsigned r = 0; r < map.getNumResults(); ++r)
-          tileDimOfEpilogueLoop[map.getDimPosition(r)] = (*tileDims[2])[r];
-      }
-    for (OpOperand &operand : epilogue->getOpOperands()) {
-      if (operand.get() == cMem && epilogue.isDpsInput(&operand))
-        continue;
-      FailureOr<SmallVector<int64_t>> d = getTileDims(
-          epilogue.getMatchingIndexingMap(&operand), tileDimOfEpilogueLoop);
-      if (failed(d) || !isa<MemRefType>(operand.get().getType())) {
-        ok = false;
-        reason = "an epilogue operand indexed other than by C's loops";
-        break;
-      }
-      if (!isa<Float16Type, BFloat16Type, Float32Type>(
-              getElementTypeOrSelf(operand.get().getType()))) {
-        ok = false;
-        reason = "an epilogue operand of a type other than f16, bf16 or f32";
-        break;
-      }
-      if (epilogue.isDpsInit(&operand) && d->size() != cDims.size()) {
-        ok = false;
-        reason = "an epilogue output that is not a permutation of C";
-        break;
-      }
-      buffers.push_back(operand.get());
-      tileDims.push_back(d);
-    }
-    if (!ok) {
+    SmallVector<Value> epilogueBuffers;
+    SmallVector<SmallVector<int64_t>> epilogueDims;
+    if (analyzeEpilogue(epilogue, cMem, *tileDims[2], func, epilogueBuffers,
+                        epilogueDims, reason)) {
+      buffers.append(epilogueBuffers);
+      for (SmallVector<int64_t> &d : epilogueDims)
+        tileDims.push_back(std::move(d));
+    } else {
       explain(epilogue, "tile-ir: epilogue not fused (" + reason +
                             "): it runs as loops after the kernel");
       epilogue = nullptr;
-      buffers.resize(3);
-      tileDims.resize(3);
     }
   }
   for (Value buffer : buffers) {
