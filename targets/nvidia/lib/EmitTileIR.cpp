@@ -943,8 +943,32 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitConvolution(
                                      powerOf2Ceil(channels)));
   int64_t grid[3] = {static_cast<int64_t>(llvm::divideCeil(oh, th)),
                      static_cast<int64_t>(llvm::divideCeil(features, tf)), n};
-  SmallVector<Operation *> fills =
-      gpucommon::findRemovableZeroFills(op, nullptr, /*entryArguments=*/true);
+  // The epilogue S3 tagged (bias, batch norm, ReLU, a residual) on the
+  // output tile, whose dims are the output's: image, row, column, feature.
+  linalg::GenericOp epilogue = findFusableEpilogue(op, /*permuted=*/true);
+  if (epilogue && !epilogue->hasAttr(PBDialect::kMatrixUnitEpilogueAttrName))
+    epilogue = nullptr;
+  SmallVector<Value> epilogueBuffers;
+  SmallVector<SmallVector<int64_t>> epilogueDims;
+  if (epilogue) {
+    std::string reason;
+    if (!analyzeEpilogue(epilogue, output, {0, 1, 2, 3}, func, epilogueBuffers,
+                         epilogueDims, reason)) {
+      explain(epilogue, "tile-ir: epilogue not fused (" + reason +
+                            "): it runs as loops after the kernel");
+      epilogue = nullptr;
+      epilogueBuffers.clear();
+      epilogueDims.clear();
+    }
+  }
+  if (epilogue)
+    while (op->getNextNode() != epilogue)
+      op->getNextNode()->moveBefore(op);
+  SmallVector<Operation *> fills = gpucommon::findRemovableZeroFills(
+      op, epilogue ? epilogue.getOperation() : nullptr,
+      /*entryArguments=*/true);
+  // C is read (its values added) or written (no epilogue), else not passed.
+  bool usesC = fills.empty() || !epilogue;
 
   std::string name = llvm::formatv("{0}_tile{1}", func.getName(), counter++);
   OpBuilder moduleBuilder(module.getContext());
@@ -953,7 +977,12 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitConvolution(
   auto tileModule = tir::ModuleOp::create(moduleBuilder, loc, name);
   OpBuilder b = OpBuilder::atBlockBegin(&tileModule.getBody().front());
   MLIRContext *context = b.getContext();
-  SmallVector<Value> buffers = {input, filter, output};
+  SmallVector<Value> buffers = {input, filter};
+  if (usesC)
+    buffers.push_back(output);
+  for (Value buffer : epilogueBuffers)
+    if (!llvm::is_contained(buffers, buffer))
+      buffers.push_back(buffer);
   SmallVector<Type> argTypes;
   for (Value buffer : buffers)
     argTypes.push_back(tir::TileType::get(
@@ -1065,20 +1094,61 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitConvolution(
     tir::ContinueOp::create(b, loc, ValueRange{product});
   }
   acc = loop.getResult(0);
-  Value outView = view(body->getArgument(2), 0, {n, oh, ow, features},
-                       {oh * ow * features, ow * features, features, 1},
-                       {1, th, tw, tf}, c, false);
+  auto argumentOf = [&](Value buffer) {
+    return body->getArgument(llvm::find(buffers, buffer) - buffers.begin());
+  };
   SmallVector<Value> outIndex = {ids.getZ(), ids.getX(), zeroIndex, ids.getY()};
   if (fills.empty()) {
+    Value outView = view(argumentOf(output), 0, {n, oh, ow, features},
+                         {oh * ow * features, ow * features, features, 1},
+                         {1, th, tw, tf}, c, false);
     Value old = tir::ReshapeOp::create(b, loc, tileType({rows, tf}, c),
                                        load(outView, outIndex, token));
     acc = tir::AddFOp::create(b, loc, acc.getType(), acc,
                               kb.convert(old, b.getF32Type()));
   }
-  Value result = tir::ReshapeOp::create(b, loc, tileType({1, th, tw, tf}, c),
-                                        kb.convert(acc, c));
-  tir::StoreViewTkoOp::create(b, loc, tir::TokenType::get(context), result,
-                              outView, outIndex, token);
+  SmallVector<int64_t> outShape = {1, th, tw, tf};
+  Value result =
+      tir::ReshapeOp::create(b, loc, tileType(outShape, c), kb.convert(acc, c));
+  // The output tile's dims for the epilogue's loads and the store.
+  geometry.extent = {n, oh, ow, features};
+  geometry.tile = outShape;
+  geometry.index = outIndex;
+  auto access = [&](Value buffer, ArrayRef<int64_t> dims) {
+    Access result;
+    result.pointer = argumentOf(buffer);
+    result.type = cast<MemRefType>(buffer.getType());
+    result.tileDimOfDim.assign(dims.begin(), dims.end());
+    return result;
+  };
+  Value outBuffer = output;
+  SmallVector<int64_t> outDims = {0, 1, 2, 3};
+  if (epilogue) {
+    IRMapping mapping;
+    Block *epilogueBody = epilogue.getBlock();
+    unsigned next = 0;
+    for (OpOperand *operand : epilogue.getDpsInputOperands()) {
+      BlockArgument arg =
+          epilogueBody->getArgument(operand->getOperandNumber());
+      if (operand->get() == output) {
+        mapping.map(arg, result);
+        continue;
+      }
+      Access in = access(epilogueBuffers[next], epilogueDims[next]);
+      ++next;
+      Value tile = kb.load(in, *getStrides(in.type), token);
+      mapping.map(arg,
+                  kb.expand(tile, KernelBuilder::sortedDims(in), {0, 1, 2, 3}));
+    }
+    for (Operation &scalar : epilogueBody->without_terminator())
+      mapping.map(scalar.getResult(0),
+                  translateScalarOp(kb, &scalar, outShape, mapping));
+    result = mapping.lookup(epilogueBody->getTerminator()->getOperand(0));
+    outBuffer = epilogueBuffers[next];
+    outDims = epilogueDims[next];
+  }
+  Access written = access(outBuffer, outDims);
+  kb.store(result, written, *getStrides(written.type), token);
   tir::ReturnOp::create(b, loc);
 
   OpBuilder host(op);
@@ -1088,24 +1158,36 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitConvolution(
                          {FlatSymbolRefAttr::get(context, name)}),
       host.getDenseI64ArrayAttr({grid[0], grid[1], grid[2]}), buffers);
   launch->setAttr(PBDialect::kKernelLaunchAttrName, host.getUnitAttr());
-  Work work = countWork({op.getOperation()});
-  work.vectorFlops = decltype(work.vectorFlops)();
+  SmallVector<Operation *> statements = {op};
+  if (epilogue)
+    statements.push_back(epilogue);
+  Work work = countWork(statements);
+  work.vectorFlops = epilogue ? countWork({epilogue.getOperation()}).vectorFlops
+                              : decltype(work.vectorFlops)();
   if (std::optional<ElementType> unitType = getTargetElementType(a))
     work.addFlops(/*matrix=*/true, *unitType,
                   2.0 * n * oh * ow * features * kh * kw * channels);
   launch->setAttr(PBDialect::kWorkAttrName, work.toAttr(context));
-  explain(op, llvm::formatv(
-                  "tile-ir: kernel @{0}: convolution {1}x{2} over {3}x{4}x{5} "
-                  "-> {6}x{7}x{8} (batch {9}) as an implicit GEMM; tiles "
-                  "{10}x{11} pixels x {12} features x {13} channels, grid "
-                  "[{14}, {15}, {16}]{17}",
-                  name, kh, kw, h, wIn, channels, oh, ow, features, n, th, tw,
-                  tf, tc, grid[0], grid[1], grid[2],
-                  fills.empty() ? "; C added"
-                                : "; accumulators start at 0 (C's zero fill "
-                                  "removed)"));
+  explain(op,
+          llvm::formatv(
+              "tile-ir: kernel @{0}: convolution {1}x{2} over {3}x{4}x{5} "
+              "-> {6}x{7}x{8} (batch {9}) as an implicit GEMM; tiles "
+              "{10}x{11} pixels x {12} features x {13} channels, grid "
+              "[{14}, {15}, {16}]{17}{18}",
+              name, kh, kw, h, wIn, channels, oh, ow, features, n, th, tw, tf,
+              tc, grid[0], grid[1], grid[2],
+              fills.empty() ? "; C added"
+                            : "; accumulators start at 0 (C's zero fill "
+                              "removed)",
+              epilogue ? llvm::formatv(
+                             "; epilogue of {0} ops fused",
+                             epilogue.getBlock()->getOperations().size() - 1)
+                             .str()
+                       : std::string()));
   for (Operation *fill : fills)
     fill->erase();
+  if (epilogue)
+    epilogue->erase();
   op->erase();
   return success();
 }
