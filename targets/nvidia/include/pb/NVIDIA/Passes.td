@@ -19,17 +19,20 @@ def PBNVIDIAEmitTileIRPass : Pass<"pb-nvidia-emit-tile-ir", "ModuleOp"> {
   let description = [{
     Stage S4, first, with `codegen=tile-ir` (docs/TileIR.md). Each linalg
     contraction that S3 tagged with a matrix unit (`pb.matrix_unit`), with
-    static shapes, f16 or bf16 operands and f16 or f32 results, becomes a
-    `tileir.entry` kernel in a `tileir.module` of its own and a
-    `tileir.launch` in its place: a grid of M x N (x batch) tiles, a loop
-    over K tiles that loads operand tiles through partition views of
-    tensor views (the operands' strides: transposed operands need no copy)
-    and accumulates with `tileir.mmaf` in f32, C added (unless S3's zero
-    fill of C is all it holds, which then goes), the tagged epilogue
-    applied on the tile, and the result stored in C's type. Tile shapes
-    come from the chip's `TileIRPath` (.td): M x N within the accumulator
-    registers of a tile block (the larger extent along M), halved while
-    the grid has fewer tiles than SMs, K from the operand row bytes; NVIDIA's
+    static shapes, f16 or bf16 operands and f16 or f32 results (f32 on
+    tf32 units with allow-tf32), becomes a `tileir.entry` kernel in a
+    `tileir.module` of its own and a `tileir.launch` in its place: a grid
+    of M x N (x batch) tiles, a loop over K tiles that loads operand tiles
+    through partition views of tensor views (the operands' strides:
+    transposed operands need no copy; past K, zeros) and accumulates with
+    `tileir.mmaf` in f32, C added (unless S3's zero fill of C is all it
+    holds, which then goes), the tagged epilogue applied on the tile (erf
+    as upstream's polynomial), and the result stored in C's type. Tagged
+    channels-last convolutions become implicit GEMMs: per filter offset an
+    input view advanced by `tileir.offset`, one loop over (offset, C tile)
+    pairs. Tile shapes come from the chip's `TileIRPath` (.td): M x N
+    within the accumulator registers of a tile block, halved while the
+    grid has fewer tiles than SMs, K from the operand row bytes; NVIDIA's
     tileiras maps the tiles onto threads, shared memory and tensor cores.
     An op it cannot express keeps its tag for `pb-nvidia-lower-matrix-units`
     (the PTX path), with the reason under `--pb-explain`.
