@@ -99,3 +99,59 @@ tileir.entry @padding(%a: !tileir.tile<!tileir.ptr<f32>>) {
 tileir.entry @stride(%a: !tileir.tile<!tileir.tensor_view<4x4xf32, strides=[0,1]>>) {
   tileir.return
 }
+
+// -----
+
+tileir.entry @reduce_shape(%a: !tileir.tile<!tileir.ptr<f32>>) {
+  %x = tileir.constant dense<1.0> : tensor<4x8xf32> : !tileir.tile<4x8xf32>
+  // expected-error @+1 {{result 0 is not operand 0 without dimension 1}}
+  %r = tileir.reduce %x dim = 1 identities = [0.0 : f32] : !tileir.tile<4x8xf32> -> !tileir.tile<8xf32> {
+  ^bb0(%l: !tileir.tile<f32>, %r2: !tileir.tile<f32>):
+    %s = tileir.addf %l, %r2 : !tileir.tile<f32>
+    tileir.yield %s : !tileir.tile<f32>
+  }
+  tileir.return
+}
+
+// -----
+
+tileir.entry @reduce_identity(%a: !tileir.tile<!tileir.ptr<f32>>) {
+  %x = tileir.constant dense<1.0> : tensor<4x8xf32> : !tileir.tile<4x8xf32>
+  // expected-error @+1 {{identity 0 is not a float of the operand's element type}}
+  %r = tileir.reduce %x dim = 1 identities = [0.0 : f16] : !tileir.tile<4x8xf32> -> !tileir.tile<4xf32> {
+  ^bb0(%l: !tileir.tile<f32>, %r2: !tileir.tile<f32>):
+    %s = tileir.addf %l, %r2 : !tileir.tile<f32>
+    tileir.yield %s : !tileir.tile<f32>
+  }
+  tileir.return
+}
+
+// -----
+
+tileir.entry @reduce_combiner(%a: !tileir.tile<!tileir.ptr<f32>>) {
+  %x = tileir.constant dense<1.0> : tensor<4x8xf32> : !tileir.tile<4x8xf32>
+  // expected-error @+1 {{the combiner's values of operand 0 are not '!tileir.tile<f32>'}}
+  %r = tileir.reduce %x dim = 1 identities = [0.0 : f32] : !tileir.tile<4x8xf32> -> !tileir.tile<4xf32> {
+  ^bb0(%l: !tileir.tile<4xf32>, %r2: !tileir.tile<4xf32>):
+    %s = tileir.addf %l, %r2 : !tileir.tile<4xf32>
+    tileir.yield %s : !tileir.tile<4xf32>
+  }
+  tileir.return
+}
+
+// -----
+
+tileir.entry @iota_rank(%a: !tileir.tile<!tileir.ptr<f32>>) {
+  // expected-error @+1 {{makes a 1-d integer tile}}
+  %i = tileir.iota : !tileir.tile<4x4xi32>
+  tileir.return
+}
+
+// -----
+
+tileir.entry @cmpi_float(%a: !tileir.tile<!tileir.ptr<f32>>) {
+  %x = tileir.constant dense<1.0> : tensor<4xf32> : !tileir.tile<4xf32>
+  // expected-error @+1 {{compares integer tiles into an i1 tile of their shape}}
+  %c = tileir.cmpi less_than %x, %x : !tileir.tile<4xf32> -> !tileir.tile<4xi1>
+  tileir.return
+}

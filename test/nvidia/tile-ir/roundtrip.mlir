@@ -61,8 +61,8 @@ tileir.entry @matmul(%a: !tileir.tile<!tileir.ptr<f16>>, %b: !tileir.tile<!tilei
 // CHECK: tileir.subf
 // CHECK: tileir.mulf
 // CHECK: tileir.divf
-// CHECK: tileir.maxf
-// CHECK: tileir.minf
+// CHECK: tileir.maxf %{{.*}}, %{{.*}} {propagate_nan}
+// CHECK: tileir.minf %{{.*}}, %{{.*}} :
 // CHECK: tileir.negf
 // CHECK: tileir.exp
 // CHECK: tileir.tanh
@@ -106,7 +106,7 @@ tileir.entry @elementwise(%x: !tileir.tile<!tileir.ptr<f32>>, %out: !tileir.tile
   %b = tileir.subf %a, %v : !tileir.tile<8x4xf32>
   %c = tileir.mulf %a, %b : !tileir.tile<8x4xf32>
   %d = tileir.divf %c, %w : !tileir.tile<8x4xf32>
-  %e = tileir.maxf %d, %v : !tileir.tile<8x4xf32>
+  %e = tileir.maxf %d, %v {propagate_nan} : !tileir.tile<8x4xf32>
   %f = tileir.minf %e, %a : !tileir.tile<8x4xf32>
   %g = tileir.negf %f : !tileir.tile<8x4xf32>
   %h = tileir.exp %g : !tileir.tile<8x4xf32>
@@ -118,5 +118,54 @@ tileir.entry @elementwise(%x: !tileir.tile<!tileir.ptr<f32>>, %out: !tileir.tile
   %n = tileir.cmpf less_than ordered %m, %v : !tileir.tile<8x4xf32> -> !tileir.tile<8x4xi1>
   %k = tileir.select %n, %m, %l : !tileir.tile<8x4xi1>, !tileir.tile<8x4xf32>
   %s = tileir.store_view_tko %k, %op[%bx, %zero] token = %t : !tileir.tile<8x4xf32>, !tileir.partition_view<tile=(8x4), !tileir.tensor_view<64x4xf32, strides=[4,1]>>
+  tileir.return
+}
+
+// CHECK-LABEL: tileir.entry @rows(
+// CHECK: padding_value=zero
+// CHECK: dim_map=[1,0]
+// CHECK: tileir.iota : <8xi32>
+// CHECK: tileir.cmpi less_than %{{.*}}, %{{.*}} : <8xi32> -> <8xi1>
+// CHECK: tileir.log
+// CHECK: tileir.reduce %{{.*}} dim = 1 identities = [0xFF800000 : f32] : !tileir.tile<4x8xf32> -> !tileir.tile<4xf32>
+// CHECK: tileir.maxf %{{.*}}, %{{.*}} : <f32>
+// CHECK: tileir.yield %{{.*}} : !tileir.tile<f32>
+// CHECK: tileir.reduce %{{.*}} dim = 0 identities = [0.000000e+00 : f16] : !tileir.tile<4x8xf16> -> !tileir.tile<8xf16>
+// DISASM-LABEL: entry @rows
+// DISASM: iota
+// DISASM: cmpi less_than
+// DISASM: log
+// DISASM: reduce
+// DISASM: maxf
+// DISASM: yield
+tileir.entry @rows(%x: !tileir.tile<!tileir.ptr<f32>>, %out: !tileir.tile<!tileir.ptr<f32>>) {
+  %t0 = tileir.make_token : !tileir.token
+  %xv = tileir.make_tensor_view %x : !tileir.tile<!tileir.ptr<f32>> -> !tileir.tensor_view<6x64xf32, strides=[1,6]>
+  %xp = tileir.make_partition_view %xv : !tileir.tensor_view<6x64xf32, strides=[1,6]> -> !tileir.partition_view<tile=(4x8), !tileir.tensor_view<6x64xf32, strides=[1,6]>, dim_map=[1, 0], padding_value=zero>
+  %ov = tileir.make_tensor_view %out : !tileir.tile<!tileir.ptr<f32>> -> !tileir.tensor_view<64xf32, strides=[1]>
+  %op = tileir.make_partition_view %ov : !tileir.tensor_view<64xf32, strides=[1]> -> !tileir.partition_view<tile=(4), !tileir.tensor_view<64xf32, strides=[1]>>
+  %bx, %by, %bz = tileir.get_tile_block_id : !tileir.tile<i32>
+  %zero = tileir.constant dense<0> : tensor<i32> : !tileir.tile<i32>
+  %v, %t1 = tileir.load_view_tko %xp[%bx, %zero] token = %t0 : !tileir.partition_view<tile=(4x8), !tileir.tensor_view<6x64xf32, strides=[1,6]>, dim_map=[1, 0], padding_value=zero> -> !tileir.tile<4x8xf32>
+  %i = tileir.iota : !tileir.tile<8xi32>
+  %six = tileir.constant dense<6> : tensor<8xi32> : !tileir.tile<8xi32>
+  %in = tileir.cmpi less_than %i, %six : !tileir.tile<8xi32> -> !tileir.tile<8xi1>
+  %in2 = tileir.reshape %in : !tileir.tile<8xi1> -> !tileir.tile<1x8xi1>
+  %mask = tileir.broadcast %in2 : !tileir.tile<1x8xi1> -> !tileir.tile<4x8xi1>
+  %l = tileir.log %v : !tileir.tile<4x8xf32>
+  %ninf = tileir.constant dense<0xFF800000> : tensor<4x8xf32> : !tileir.tile<4x8xf32>
+  %m = tileir.select %mask, %l, %ninf : !tileir.tile<4x8xi1>, !tileir.tile<4x8xf32>
+  %r = tileir.reduce %m dim = 1 identities = [0xFF800000 : f32] : !tileir.tile<4x8xf32> -> !tileir.tile<4xf32> {
+  ^bb0(%a: !tileir.tile<f32>, %b: !tileir.tile<f32>):
+    %c = tileir.maxf %a, %b : !tileir.tile<f32>
+    tileir.yield %c : !tileir.tile<f32>
+  }
+  %h = tileir.ftof %v : !tileir.tile<4x8xf32> -> !tileir.tile<4x8xf16>
+  %s = tileir.reduce %h dim = 0 identities = [0.0 : f16] : !tileir.tile<4x8xf16> -> !tileir.tile<8xf16> {
+  ^bb0(%a: !tileir.tile<f16>, %b: !tileir.tile<f16>):
+    %c = tileir.addf %a, %b : !tileir.tile<f16>
+    tileir.yield %c : !tileir.tile<f16>
+  }
+  %t2 = tileir.store_view_tko %r, %op[%bx] token = %t1 : !tileir.tile<4xf32>, !tileir.partition_view<tile=(4), !tileir.tensor_view<64xf32, strides=[1]>>
   tileir.return
 }

@@ -64,6 +64,9 @@ enum TypeCode : uint8_t {
 inline constexpr char kFunctionIsEntry = 0x02;
 inline constexpr uint8_t kFunctionHasHints = 0x04;
 
+/// Tags of self-describing attributes (a reduce's identities).
+inline constexpr char kFloatAttrTag = 0x02;
+
 enum Opcode : unsigned {
   kAbsF = 0,
   kCmpF = 14,
@@ -100,6 +103,11 @@ enum Opcode : unsigned {
   kStoreViewTko = 102,
   kSubF = 103,
   kTanH = 106,
+  kCmpI = 15,
+  kIota = 58,
+  kLog = 63,
+  kReduce = 88,
+  kYield = 109,
 };
 
 inline void encodeVarint(uint64_t x, Buffer &buf) {

@@ -24,44 +24,6 @@ using namespace mlir;
 using namespace mlir::pb::tileir;
 using namespace mlir::pb::tileir::bytecode;
 
-std::optional<uint8_t> bytecode::getSimpleTypeCode(Type type) {
-  if (auto i = dyn_cast<IntegerType>(type)) {
-    if (!i.isSignless())
-      return std::nullopt;
-    switch (i.getWidth()) {
-    case 1:
-      return kI1;
-    case 8:
-      return kI8;
-    case 16:
-      return kI16;
-    case 32:
-      return kI32;
-    case 64:
-      return kI64;
-    default:
-      return std::nullopt;
-    }
-  }
-  if (isa<Float16Type>(type))
-    return kF16;
-  if (isa<BFloat16Type>(type))
-    return kBF16;
-  if (isa<Float32Type>(type))
-    return kF32;
-  if (isa<FloatTF32Type>(type))
-    return kTF32;
-  if (isa<Float64Type>(type))
-    return kF64;
-  if (isa<Float8E4M3FNType>(type))
-    return kF8E4M3FN;
-  if (isa<Float8E5M2Type>(type))
-    return kF8E5M2;
-  if (isa<TokenType>(type))
-    return kTokenType;
-  return std::nullopt;
-}
-
 Type bytecode::getSimpleType(uint8_t code, MLIRContext *context) {
   Builder b(context);
   switch (code) {
@@ -94,6 +56,17 @@ Type bytecode::getSimpleType(uint8_t code, MLIRContext *context) {
   default:
     return {};
   }
+}
+
+std::optional<uint8_t> bytecode::getSimpleTypeCode(Type type) {
+  // The inverse of getSimpleType.
+  static constexpr uint8_t kCodes[] = {
+      kI1,  kI8,   kI16, kI32,      kI64,    kF16,      kBF16,
+      kF32, kTF32, kF64, kF8E4M3FN, kF8E5M2, kTokenType};
+  for (uint8_t code : kCodes)
+    if (getSimpleType(code, type.getContext()) == type)
+      return code;
+  return std::nullopt;
 }
 
 namespace {
@@ -398,7 +371,11 @@ LogicalResult Reader::readOp(Cursor &c, OpBuilder &b) {
   auto minMax = [&](llvm::StringRef opName) {
     name(opName);
     state.types.push_back(type());
-    expect(1);
+    uint64_t flags = c.varint();
+    if (flags > 1)
+      c.fail(); // flush to zero is not read
+    if (flags)
+      state.addAttribute("propagate_nan", b.getUnitAttr());
     operands(2);
   };
   auto unary = [&](llvm::StringRef opName, llvm::function_ref<void()> mid) {
@@ -435,7 +412,7 @@ LogicalResult Reader::readOp(Cursor &c, OpBuilder &b) {
                   : ArrayRef<int32_t>{1, int32_t(n), token ? 1 : 0}));
   };
 
-  Region *forBody = nullptr;
+  Region *regionBody = nullptr;
   switch (code) {
   case kMakeToken:
     name("make_token");
@@ -494,7 +471,62 @@ LogicalResult Reader::readOp(Cursor &c, OpBuilder &b) {
     expect(1); // one region
     if (c.byte() != 1)
       c.fail(); // of one block
-    forBody = state.addRegion();
+    regionBody = state.addRegion();
+    break;
+  }
+  case kReduce: {
+    name("reduce");
+    types();
+    uint64_t dim = c.varint();
+    uint64_t n = c.varint();
+    SmallVector<Attribute> identities;
+    for (uint64_t i = 0; i < n && c.ok() && n < 4096; ++i) {
+      if (c.byte() != static_cast<uint8_t>(kFloatAttrTag))
+        return fail("a reduce identity that is not a float");
+      auto floatType = dyn_cast_or_null<FloatType>(type());
+      if (!floatType)
+        return fail("a reduce identity of no float type");
+      unsigned width = floatType.getWidth();
+      uint64_t bits = width <= 8 ? c.byte() : c.varint() >> 1;
+      if (width > 32 || bits >> width)
+        return fail("a reduce identity out of its type's range");
+      identities.push_back(
+          FloatAttr::get(floatType, APFloat(floatType.getFloatSemantics(),
+                                            APInt(width, bits))));
+    }
+    state.addAttribute("dim", b.getI32IntegerAttr(static_cast<int32_t>(dim)));
+    state.addAttribute("identities", b.getArrayAttr(identities));
+    operands(c.varint());
+    expect(1); // one region
+    if (c.byte() != 1)
+      c.fail(); // of one block
+    regionBody = state.addRegion();
+    break;
+  }
+  case kYield:
+    name("yield");
+    expect(0);
+    operands(c.varint());
+    break;
+  case kIota:
+    name("iota");
+    state.types.push_back(type());
+    break;
+  case kLog:
+    unary("log", none);
+    break;
+  case kCmpI: {
+    name("cmpi");
+    state.types.push_back(type());
+    std::optional<ComparisonPredicate> predicate =
+        symbolizeComparisonPredicate(c.byte());
+    if (!predicate)
+      return fail("unknown comparison");
+    if (c.byte() != 1)
+      c.fail(); // signed only
+    state.addAttribute("comparison_predicate",
+                       ComparisonPredicateAttr::get(context, *predicate));
+    operands(2);
     break;
   }
   case kContinue:
@@ -610,7 +642,7 @@ LogicalResult Reader::readOp(Cursor &c, OpBuilder &b) {
   if (llvm::any_of(state.types, [](Type t) { return !t; }))
     return fail("unknown type");
 
-  if (forBody) {
+  if (regionBody) {
     SmallVector<Type> argTypes;
     uint64_t n = c.varint();
     for (uint64_t i = 0; i < n && c.ok() && n < 4096; ++i)
@@ -619,7 +651,7 @@ LogicalResult Reader::readOp(Cursor &c, OpBuilder &b) {
     if (!c.ok())
       return fail("malformed region");
     Block *block = new Block();
-    forBody->push_back(block);
+    regionBody->push_back(block);
     unsigned saved = nextValueId;
     for (Type t : argTypes)
       define(block->addArgument(t, loc));

@@ -100,6 +100,10 @@ private:
   unsigned stringId(llvm::StringRef s) { return strings.get(s); }
 
   LogicalResult writeBlock(Block &block, Buffer &buf, unsigned &numOps);
+  /// An operation's one region of one block: its argument types, then its
+  /// operations (their values numbered after the parent's, the numbers
+  /// reused after it).
+  LogicalResult writeRegion(Block &body, Buffer &buf, Location loc);
   LogicalResult writeOp(Operation *op, Buffer &buf, unsigned &numOps);
 
   Table strings, types, constants;
@@ -210,6 +214,23 @@ LogicalResult Writer::writeBlock(Block &block, Buffer &buf, unsigned &numOps) {
   return success();
 }
 
+LogicalResult Writer::writeRegion(Block &body, Buffer &buf, Location loc) {
+  encodeVarint(1, buf); // one region
+  buf.push_back(1);     // of one block
+  if (failed(writeTypes(body.getArgumentTypes(), buf, loc)))
+    return failure();
+  unsigned saved = nextValueId;
+  number(body.getArguments());
+  Buffer inner;
+  unsigned innerOps = 0;
+  if (failed(writeBlock(body, inner, innerOps)))
+    return failure();
+  encodeVarint(innerOps, buf);
+  buf.append(inner.begin(), inner.end());
+  nextValueId = saved;
+  return success();
+}
+
 LogicalResult Writer::writeOp(Operation *op, Buffer &buf, unsigned &numOps) {
   Location loc = op->getLoc();
   ++numOps;
@@ -235,11 +256,11 @@ LogicalResult Writer::writeOp(Operation *op, Buffer &buf, unsigned &numOps) {
     number(op->getResults());
     return success();
   };
-  auto minMax = [&](Opcode code) {
+  auto minMax = [&](Opcode code, bool propagateNaN) {
     opcode(code);
     if (failed(resultType()))
       return failure();
-    encodeVarint(1, buf); // NaN propagated, no flush to zero
+    encodeVarint(propagateNaN ? 1 : 0, buf); // no flush to zero
     writeOperand(op->getOperand(0), buf);
     writeOperand(op->getOperand(1), buf);
     number(op->getResults());
@@ -352,23 +373,64 @@ LogicalResult Writer::writeOp(Operation *op, Buffer &buf, unsigned &numOps) {
         encodeVarint(op->getNumOperands(), buf);
         for (Value v : op->getOperands())
           writeOperand(v, buf);
-        encodeVarint(1, buf); // one region
-        Block &body = f.getBody().front();
-        buf.push_back(1); // of one block
-        if (failed(writeTypes(body.getArgumentTypes(), buf, loc)))
+        if (failed(writeRegion(f.getBody().front(), buf, loc)))
           return failure();
-        unsigned saved = nextValueId;
-        number(body.getArguments());
-        Buffer inner;
-        unsigned innerOps = 0;
-        if (failed(writeBlock(body, inner, innerOps)))
-          return failure();
-        encodeVarint(innerOps, buf);
-        buf.append(inner.begin(), inner.end());
-        nextValueId = saved;
         number(op->getResults());
         return success();
       })
+      .Case([&](ReduceOp r) {
+        opcode(kReduce);
+        if (failed(writeTypes(op->getResultTypes(), buf, loc)))
+          return failure();
+        encodeVarint(r.getDim(), buf);
+        // The identities: self-describing float attributes (tag, type, the
+        // bits as a zigzag varint; one byte for 8-bit types).
+        encodeVarint(r.getIdentities().size(), buf);
+        for (Attribute attr : r.getIdentities()) {
+          auto identity = cast<FloatAttr>(attr);
+          buf.push_back(kFloatAttrTag);
+          if (failed(writeType(identity.getType(), buf, loc)))
+            return failure();
+          APInt bits = identity.getValue().bitcastToAPInt();
+          if (bits.getBitWidth() > 32)
+            return LogicalResult(
+                r.emitOpError("has a 64-bit identity: not encoded here"));
+          if (bits.getBitWidth() <= 8)
+            buf.push_back(static_cast<char>(bits.getZExtValue()));
+          else
+            encodeVarint(bits.getZExtValue() << 1, buf);
+        }
+        writeOperands(r.getOperands(), buf);
+        if (failed(writeRegion(r.getBody().front(), buf, loc)))
+          return failure();
+        number(op->getResults());
+        return success();
+      })
+      .Case([&](YieldOp) {
+        opcode(kYield);
+        encodeVarint(0, buf); // no results
+        writeOperands(op->getOperands(), buf);
+        return success();
+      })
+      .Case([&](IotaOp) {
+        opcode(kIota);
+        if (failed(resultType()))
+          return failure();
+        number(op->getResults());
+        return success();
+      })
+      .Case([&](CmpIOp c) {
+        opcode(kCmpI);
+        if (failed(resultType()))
+          return failure();
+        buf.push_back(static_cast<char>(c.getComparisonPredicate()));
+        buf.push_back(1); // signed
+        writeOperand(c.getLhs(), buf);
+        writeOperand(c.getRhs(), buf);
+        number(op->getResults());
+        return success();
+      })
+      .Case([&](LogOp) { return unary(kLog, none); })
       .Case<ContinueOp, ReturnOp>([&](Operation *) {
         opcode(isa<ContinueOp>(op) ? kContinue : kReturn);
         encodeVarint(0, buf); // no results
@@ -379,8 +441,8 @@ LogicalResult Writer::writeOp(Operation *op, Buffer &buf, unsigned &numOps) {
       .Case([&](SubFOp) { return binary(kSubF); })
       .Case([&](MulFOp) { return binary(kMulF); })
       .Case([&](DivFOp) { return binary(kDivF); })
-      .Case([&](MaxFOp) { return minMax(kMaxF); })
-      .Case([&](MinFOp) { return minMax(kMinF); })
+      .Case([&](MaxFOp m) { return minMax(kMaxF, m.getPropagateNan()); })
+      .Case([&](MinFOp m) { return minMax(kMinF, m.getPropagateNan()); })
       .Case([&](NegFOp) { return unary(kNegF, none); })
       .Case([&](AbsFOp) { return unary(kAbsF, none); })
       .Case([&](FmaOp f) {
@@ -429,17 +491,8 @@ LogicalResult Writer::writeOp(Operation *op, Buffer &buf, unsigned &numOps) {
         number(op->getResults());
         return success();
       })
-      .Case([&](OffsetOp) {
-        opcode(kOffset);
-        if (failed(resultType()))
-          return failure();
-        for (Value v : op->getOperands())
-          writeOperand(v, buf);
-        number(op->getResults());
-        return success();
-      })
-      .Case([&](SelectOp) {
-        opcode(kSelect);
+      .Case<OffsetOp, SelectOp>([&](Operation *) {
+        opcode(isa<OffsetOp>(op) ? kOffset : kSelect);
         if (failed(resultType()))
           return failure();
         for (Value v : op->getOperands())

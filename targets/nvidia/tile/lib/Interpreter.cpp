@@ -227,6 +227,36 @@ private:
         in.yields.push_back(use(v));
       return Error::success();
     }
+    if (auto reduce = dyn_cast<ReduceOp>(op)) {
+      in.opcode = Opcode::Reduce;
+      auto type = cast<TileType>(reduce.getOperands()[0].getType());
+      if (Error err = setTile(op, in, type))
+        return err;
+      if (!isFloat(in.elem))
+        return unsupported(op, "on " + debugString(type));
+      in.shape.assign(type.getShape().begin(), type.getShape().end());
+      in.reduceDim = reduce.getDim();
+      for (Attribute identity : reduce.getIdentities())
+        in.constant.push_back(
+            cast<FloatAttr>(identity).getValue().convertToDouble());
+      Block &block = reduce.getBody().front();
+      for (BlockArgument arg : block.getArguments())
+        in.bodyArgs.push_back(define(arg));
+      if (Error err = prepareBlock(block, in.body))
+        return err;
+      for (Value v : block.getTerminator()->getOperands())
+        in.yields.push_back(use(v));
+      return Error::success();
+    }
+    if (isa<IotaOp>(op)) {
+      in.opcode = Opcode::Iota;
+      return setTile(op, in, op.getResult(0).getType());
+    }
+    if (auto cmp = dyn_cast<CmpIOp>(op)) {
+      in.opcode = Opcode::CmpI;
+      in.predicate = static_cast<unsigned>(cmp.getComparisonPredicate());
+      return setTile(op, in, cmp.getType());
+    }
     if (isa<ReshapeOp>(op)) {
       in.opcode = Opcode::Copy;
       return Error::success();
@@ -278,6 +308,15 @@ private:
         return unsupported(op, "on " + debugString(cmp.getLhs().getType()));
       return Error::success();
     }
+    if (isa<MaxFOp, MinFOp>(op)) {
+      in.opcode = isa<MaxFOp>(op) ? Opcode::MaxF : Opcode::MinF;
+      in.ordered = op.hasAttr("propagate_nan");
+      if (Error err = setTile(op, in, op.getResult(0).getType()))
+        return err;
+      if (!isFloat(in.elem))
+        return unsupported(op, "on " + debugString(op.getResult(0).getType()));
+      return Error::success();
+    }
     std::optional<Opcode> opcode =
         llvm::TypeSwitch<Operation *, std::optional<Opcode>>(&op)
             .Case([](AbsFOp) { return Opcode::AbsF; })
@@ -287,10 +326,9 @@ private:
             .Case([](SubFOp) { return Opcode::SubF; })
             .Case([](MulFOp) { return Opcode::MulF; })
             .Case([](DivFOp) { return Opcode::DivF; })
-            .Case([](MaxFOp) { return Opcode::MaxF; })
-            .Case([](MinFOp) { return Opcode::MinF; })
             .Case([](NegFOp) { return Opcode::NegF; })
             .Case([](ExpOp) { return Opcode::Exp; })
+            .Case([](LogOp) { return Opcode::Log; })
             .Case([](TanHOp) { return Opcode::TanH; })
             .Case([](SqrtOp) { return Opcode::Sqrt; })
             .Case([](RsqrtOp) { return Opcode::Rsqrt; })
@@ -308,7 +346,7 @@ private:
 
   llvm::Error prepareBlock(Block &block, std::vector<Instr> &out) {
     for (Operation &op : block) {
-      if (isa<ReturnOp, ContinueOp>(op))
+      if (isa<ReturnOp, ContinueOp, YieldOp>(op))
         continue;
       Instr in;
       in.op = &op;

@@ -89,7 +89,11 @@ enum class Opcode : uint8_t {
   AddI,
   MulI,
   DivI,
-  RemI
+  RemI,
+  CmpI,
+  Iota,
+  Log,
+  Reduce
 };
 
 using Shape = llvm::SmallVector<int64_t, 4>;
@@ -132,11 +136,15 @@ struct Instr {
   // offset: the pointee's bytes.
   unsigned pointeeBytes = 0;
   // cmpf: the predicate (ComparisonPredicate's value) and whether NaN
-  // compares false (ordered).
+  // compares false (ordered); maxf, minf: whether NaN propagates.
   unsigned predicate = 0;
   bool ordered = true;
+  // reduce: the dimension folded (`shape` is the operands' shape,
+  // `constant` the identities).
+  int64_t reduceDim = 0;
   // for: the body, its block arguments (induction variable, iter values)
-  // and the continue's operands.
+  // and the continue's operands; reduce: its combiner, the combined values
+  // (all left, then all right) and the yield's operands.
   std::vector<Instr> body;
   llvm::SmallVector<unsigned, 4> bodyArgs, yields;
 };
@@ -169,6 +177,7 @@ private:
   bool exec(const Instr &in);
   bool access(const Instr &in, bool isStore);
   bool loop(const Instr &in);
+  bool reduce(const Instr &in);
   void mmaf(const Instr &in);
   void broadcast(const Instr &in);
   template <typename F> void unary(const Instr &in, F f);

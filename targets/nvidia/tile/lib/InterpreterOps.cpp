@@ -303,29 +303,40 @@ bool Executor::exec(const Instr &in) {
     binary(in, [](double a, double b) { return a / b; });
     return true;
   case Opcode::MaxF:
-    binary(in, [](double a, double b) {
-      if (std::isnan(a) || std::isnan(b))
-        return std::numeric_limits<double>::quiet_NaN();
+  case Opcode::MinF: {
+    // `ordered` holds propagate_nan: NaN if either is NaN, else (maxnum,
+    // minnum) the other operand.
+    bool max = in.opcode == Opcode::MaxF, propagate = in.ordered;
+    binary(in, [max, propagate](double a, double b) {
+      if (std::isnan(a) || std::isnan(b)) {
+        if (propagate || (std::isnan(a) && std::isnan(b)))
+          return std::numeric_limits<double>::quiet_NaN();
+        return std::isnan(a) ? b : a;
+      }
       if (a == b) // +0 is larger than -0
-        return std::signbit(a) ? b : a;
-      return a > b ? a : b;
+        return std::signbit(a) == max ? b : a;
+      return (a > b) == max ? a : b;
     });
     return true;
-  case Opcode::MinF:
-    binary(in, [](double a, double b) {
-      if (std::isnan(a) || std::isnan(b))
-        return std::numeric_limits<double>::quiet_NaN();
-      if (a == b)
-        return std::signbit(a) ? a : b;
-      return a < b ? a : b;
-    });
-    return true;
+  }
   case Opcode::NegF:
     unary(in, [](double a) { return -a; });
     return true;
   case Opcode::Exp:
     unary(in, [](double a) { return std::exp(a); });
     return true;
+  case Opcode::Log:
+    unary(in, [](double a) { return std::log(a); });
+    return true;
+  case Opcode::Iota: {
+    std::vector<double> &r = result();
+    r.resize(in.numElements);
+    for (int64_t i = 0; i < in.numElements; ++i)
+      r[i] = static_cast<double>(i);
+    return true;
+  }
+  case Opcode::Reduce:
+    return reduce(in);
   case Opcode::TanH:
     unary(in, [](double a) { return std::tanh(a); });
     return true;
@@ -356,7 +367,9 @@ bool Executor::exec(const Instr &in) {
     roundAll(in.elem, r);
     return true;
   }
-  case Opcode::CmpF: {
+  case Opcode::CmpF:
+  case Opcode::CmpI: {
+    // Integers are held exactly as doubles: one comparison for both.
     const std::vector<double> &a = slots[in.operands[0]];
     const std::vector<double> &b = slots[in.operands[1]];
     std::vector<double> &r = result();
@@ -581,5 +594,36 @@ bool Executor::loop(const Instr &in) {
   }
   for (size_t i = 0; i < numIter; ++i)
     slots[in.results[i]] = slots[in.bodyArgs[i + 1]];
+  return true;
+}
+
+bool Executor::reduce(const Instr &in) {
+  size_t n = in.yields.size();
+  int64_t outer = 1, inner = 1, length = in.shape[in.reduceDim];
+  for (int64_t d = 0; d < in.reduceDim; ++d)
+    outer *= in.shape[d];
+  for (int64_t d = in.reduceDim + 1, e = in.shape.size(); d < e; ++d)
+    inner *= in.shape[d];
+  for (size_t i = 0; i < n; ++i)
+    slots[in.results[i]].assign(outer * inner, 0.0);
+  // Folded in order from the identity: the hardware's tree differs only in
+  // rounding.
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t p = 0; p < inner; ++p) {
+      for (size_t i = 0; i < n; ++i)
+        slots[in.bodyArgs[i]].assign(1, in.constant[i]);
+      for (int64_t j = 0; j < length; ++j) {
+        for (size_t i = 0; i < n; ++i)
+          slots[in.bodyArgs[n + i]].assign(
+              1, slots[in.operands[i]][(o * length + j) * inner + p]);
+        if (!run(in.body))
+          return false;
+        for (size_t i = 0; i < n; ++i)
+          slots[in.bodyArgs[i]].assign(1, slots[in.yields[i]][0]);
+      }
+      for (size_t i = 0; i < n; ++i)
+        slots[in.results[i]][o * inner + p] = slots[in.bodyArgs[i]][0];
+    }
+  }
   return true;
 }

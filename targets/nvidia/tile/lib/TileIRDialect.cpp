@@ -510,3 +510,57 @@ LogicalResult OffsetOp::verify() {
                        "shape");
   return success();
 }
+
+LogicalResult CmpIOp::verify() {
+  auto in = cast<TileType>(getLhs().getType());
+  auto out = cast<TileType>(getResult().getType());
+  if (!isa<IntegerType>(in.getElementType()) ||
+      in.getShape() != out.getShape() ||
+      !out.getElementType().isSignlessInteger(1))
+    return emitOpError("compares integer tiles into an i1 tile of their "
+                       "shape");
+  return success();
+}
+
+LogicalResult IotaOp::verify() {
+  auto type = cast<TileType>(getResult().getType());
+  if (type.getRank() != 1 || !isa<IntegerType>(type.getElementType()))
+    return emitOpError("makes a 1-d integer tile");
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  unsigned n = getOperands().size();
+  if (n == 0 || getResults().size() != n || getIdentities().size() != n)
+    return emitOpError("takes one identity and gives one result per operand");
+  Block &block = getBody().front();
+  if (block.getNumArguments() != 2 * n)
+    return emitOpError("combines two rank-0 tiles per operand");
+  auto yield = cast<YieldOp>(block.getTerminator());
+  if (yield.getOperands().size() != n)
+    return emitOpError("yields one value per operand");
+  for (unsigned i = 0; i < n; ++i) {
+    auto in = cast<TileType>(getOperands()[i].getType());
+    auto out = cast<TileType>(getResults()[i].getType());
+    int64_t dim = getDim();
+    if (dim < 0 || dim >= in.getRank())
+      return emitOpError("reduces a dimension the operand does not have");
+    SmallVector<int64_t> shape(in.getShape());
+    shape.erase(shape.begin() + dim);
+    if (out.getElementType() != in.getElementType() ||
+        out.getShape() != ArrayRef<int64_t>(shape))
+      return emitOpError("result ")
+             << i << " is not operand " << i << " without dimension " << dim;
+    Type scalar = TileType::get(getContext(), {}, in.getElementType());
+    if (block.getArgument(i).getType() != scalar ||
+        block.getArgument(n + i).getType() != scalar ||
+        yield.getOperands()[i].getType() != scalar)
+      return emitOpError("the combiner's values of operand ")
+             << i << " are not " << scalar;
+    auto identity = dyn_cast<FloatAttr>(getIdentities()[i]);
+    if (!identity || identity.getType() != in.getElementType())
+      return emitOpError("identity ")
+             << i << " is not a float of the operand's element type";
+  }
+  return success();
+}

@@ -372,11 +372,20 @@ def TileIR_MulFOp : TileIR_BinaryFOp<"mulf"> { let summary = "lhs * rhs"; }
 def TileIR_DivFOp : TileIR_BinaryFOp<"divf"> {
   let summary = "lhs / rhs (IEEE, rounded to nearest even)";
 }
-def TileIR_MaxFOp : TileIR_BinaryFOp<"maxf"> {
-  let summary = "the larger (NaN propagated)";
+class TileIR_MinMaxFOp<string mnemonic> : TileIR_Op<mnemonic,
+    [Pure, SameOperandsAndResultType]> {
+  let arguments = (ins TileIR_AnyTile:$lhs, TileIR_AnyTile:$rhs,
+                       UnitAttr:$propagate_nan);
+  let results = (outs TileIR_AnyTile:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
 }
-def TileIR_MinFOp : TileIR_BinaryFOp<"minf"> {
-  let summary = "the smaller (NaN propagated)";
+def TileIR_MaxFOp : TileIR_MinMaxFOp<"maxf"> {
+  let summary = "the larger; with propagate_nan NaN if either is NaN, else "
+                "the other operand (maxnum)";
+}
+def TileIR_MinFOp : TileIR_MinMaxFOp<"minf"> {
+  let summary = "the smaller; with propagate_nan NaN if either is NaN, "
+                "else the other operand (minnum)";
 }
 def TileIR_NegFOp : TileIR_UnaryFOp<"negf"> { let summary = "-x"; }
 def TileIR_ExpOp : TileIR_UnaryFOp<"exp"> { let summary = "e^x"; }
@@ -456,5 +465,58 @@ def TileIR_ReshapeOp : TileIR_Op<"reshape", [Pure]> {
   let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
   let hasVerifier = 1;
 }
+
+def TileIR_CmpIOp : TileIR_Op<"cmpi", [Pure, SameTypeOperands]> {
+  let summary = "compares signed integers elementwise into an i1 tile of "
+                "their shape";
+  let arguments = (ins TileIR_ComparisonPredicate:$comparison_predicate,
+                       TileIR_AnyTile:$lhs, TileIR_AnyTile:$rhs);
+  let results = (outs TileIR_AnyTile:$result);
+  let assemblyFormat = [{
+    $comparison_predicate $lhs `,` $rhs attr-dict `:` type($lhs) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileIR_IotaOp : TileIR_Op<"iota", [Pure]> {
+  let summary = "the 1-d integer tile 0, 1, 2, ...";
+  let results = (outs TileIR_AnyTile:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def TileIR_ReduceOp : TileIR_Op<"reduce", [
+    SingleBlockImplicitTerminator<"YieldOp">, RecursiveMemoryEffects]> {
+  let summary = "folds tiles along one dimension with the region's "
+                "combiner";
+  let description = [{
+    Each operand is folded along `dim` (the result drops that dimension).
+    The region combines two rank-0 tiles of each operand's element type
+    (all the left values, then all the right ones) and yields their
+    combination; `identities` are the combiner's neutral elements, one per
+    operand. The order of the folds is tileiras' own (a tree): a sum is
+    reassociated.
+  }];
+  let arguments = (ins Variadic<TileIR_AnyTile>:$operands, I32Attr:$dim,
+                       ArrayAttr:$identities);
+  let results = (outs Variadic<TileIR_AnyTile>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $operands `dim` `=` $dim `identities` `=` $identities attr-dict `:`
+    type($operands) `->` type($results) $body
+  }];
+  let hasVerifier = 1;
+}
+
+def TileIR_YieldOp : TileIR_Op<"yield", [Pure, Terminator,
+    HasParent<"ReduceOp">]> {
+  let summary = "the combined values of a reduce's region";
+  let arguments = (ins Variadic<AnyType>:$operands);
+  let builders = [OpBuilder<(ins), [{ }]>];
+  let assemblyFormat = "($operands^ `:` type($operands))? attr-dict";
+}
+
+def TileIR_LogOp : TileIR_UnaryFOp<"log"> { let summary = "ln(x)"; }
 
 #endif // PB_TILEIR_TD
