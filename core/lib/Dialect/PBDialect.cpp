@@ -61,6 +61,12 @@ LogicalResult PBDialect::verifyOperationAttribute(Operation *op,
                              << "' is a unit attribute of a linalg op";
     return success();
   }
+  if (attr.getName() == kRowKernelAttrName) {
+    if (!isa<IntegerAttr>(attr.getValue()) || !isa<linalg::LinalgOp>(op))
+      return op->emitError() << "'" << kRowKernelAttrName
+                             << "' is an integer attribute of a linalg op";
+    return success();
+  }
   if (attr.getName() == kMatrixUnitAttrName) {
     if (!isa<StringAttr>(attr.getValue()) || !isa<linalg::LinalgOp>(op))
       return op->emitError() << "'" << kMatrixUnitAttrName

@@ -78,7 +78,9 @@ public:
       });
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (kept.contains(op) || !op.hasPureBufferSemantics())
+      // Row kernels stay whole for the target's S4 (pb-group-row-kernels).
+      if (kept.contains(op) || !op.hasPureBufferSemantics() ||
+          op->hasAttr(pb::PBDialect::kRowKernelAttrName))
         return;
       // Chips with mixed-precision units keep mixed-precision contractions
       // too: the units (or the CPU micro-kernel's packing) widen the

@@ -48,9 +48,22 @@ static std::string getS1Spec(const pb::PipelineOptions &options) {
          "lower-affine";
 }
 
-static std::string getS2Spec(const pb::PipelineOptions &options) {
+static std::string getS2Spec(const pb::PipelineOptions &options,
+                             const pb::ChipDesc *chip) {
+  // A tile-level code generator (codegen=tile-ir) takes attention as its
+  // contractions and a row kernel for the softmax, and the row kernels as
+  // linalg ops (pb-group-row-kernels): two rows within its tile blocks'
+  // registers (a row and its result).
+  bool tileCode = options.codegen == "tile-ir" && chip && chip->tileIR;
+  std::string rowKernels;
+  if (tileCode)
+    rowKernels = llvm::formatv("pb-group-row-kernels{{max-row-elements={0}},",
+                               chip->tileIR->accumulatorRegistersPerThread *
+                                   chip->tileIR->threadsPerTileBlock / 2)
+                     .str();
   return std::string("func.func(") +
-         (options.fusion ? "pb-fuse-attention," : "") + "pb-distinct-results," +
+         (options.fusion && !tileCode ? "pb-fuse-attention," : "") +
+         "pb-distinct-results," +
          (options.optionalRewrites ? "pb-pad-in-place," : "") +
          "pb-clone-fills,pb-mark-inputs-read-only),"
          "one-shot-bufferize{"
@@ -59,7 +72,9 @@ static std::string getS2Spec(const pb::PipelineOptions &options) {
          "buffer-results-to-out-params{hoist-static-allocs "
          "modify-public-functions},"
          "func.func(buffer-hoisting),buffer-deallocation-pipeline,"
-         "func.func(pb-lower-to-affine,pb-fold-views),fold-memref-alias-ops,"
+         "func.func(" +
+         rowKernels +
+         "pb-lower-to-affine,pb-fold-views),fold-memref-alias-ops,"
          "canonicalize{top-down=false},cse,"
          "func.func(affine-scalrep)";
 }
@@ -129,7 +144,7 @@ LogicalResult mlir::pb::addStagePipeline(OpPassManager &pm,
   if (stage == "s1")
     spec = getS1Spec(options);
   else if (stage == "s2")
-    spec = getS2Spec(options);
+    spec = getS2Spec(options, chip);
   else if (stage == "s3")
     spec = getS3Spec(options);
   else if (stage == "host")

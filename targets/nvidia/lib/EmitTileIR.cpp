@@ -14,6 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TileIRKernel.h"
+
 #include "pb/NVIDIA/NVIDIABackend.h"
 
 #include "pb/Dialect/PBDialect.h"
@@ -26,6 +28,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -40,25 +43,9 @@ namespace mlir::pb::nvidia {
 
 using namespace mlir;
 using namespace mlir::pb;
-namespace tir = mlir::pb::tileir;
+using namespace mlir::pb::nvidia;
 
 namespace {
-
-/// The tile a kernel computes: its dimensions ("tile dims": batch, M, N,
-/// then K for the operands), their extents in the problem and in a tile,
-/// and the index of a tile along each (the block ids; K's loop variable).
-struct TileGeometry {
-  SmallVector<int64_t> extent, tile;
-  SmallVector<Value> index;
-};
-
-/// How tiles of one buffer are read or written: for each of the buffer's
-/// dimensions the tile dim it runs along.
-struct Access {
-  Value pointer;
-  MemRefType type;
-  SmallVector<int64_t> tileDimOfDim;
-};
 
 /// The contraction's plan: loops of the batch, M, N and K dimensions and
 /// the tile extents.
@@ -71,21 +58,6 @@ struct Plan {
 };
 
 } // namespace
-
-static int64_t powerOf2Ceil(int64_t x) {
-  return static_cast<int64_t>(llvm::PowerOf2Ceil(static_cast<uint64_t>(x)));
-}
-
-/// The buffer's static strides (offset 0), or failure.
-static FailureOr<SmallVector<int64_t>> getStrides(MemRefType type) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (!type.hasStaticShape() ||
-      failed(type.getStridesAndOffset(strides, offset)) || offset != 0 ||
-      llvm::any_of(strides, ShapedType::isDynamic))
-    return failure();
-  return strides;
-}
 
 /// For each result of the projected permutation `map` (a buffer's indexing
 /// map), the tile dim of the loop it names; failure for other maps or
@@ -107,296 +79,6 @@ getTileDims(AffineMap map, const DenseMap<unsigned, int64_t> &tileDimOfLoop) {
   return dims;
 }
 
-namespace {
-
-/// Builds one kernel's body.
-class KernelBuilder {
-public:
-  KernelBuilder(OpBuilder &b, Location loc, TileGeometry &geometry)
-      : b(b), loc(loc), geometry(geometry) {}
-
-  tir::TileType tileType(ArrayRef<int64_t> shape, Type element) {
-    return tir::TileType::get(b.getContext(), shape, element);
-  }
-  Value constantI32(int64_t v) {
-    return tir::ConstantOp::create(
-        b, loc, tileType({}, b.getI32Type()),
-        DenseElementsAttr::get(RankedTensorType::get({}, b.getI32Type()),
-                               b.getI32IntegerAttr(static_cast<int32_t>(v))));
-  }
-  Value splat(ArrayRef<int64_t> shape, FloatType type, double value) {
-    return tir::ConstantOp::create(
-        b, loc, tileType(shape, type),
-        DenseElementsAttr::get(RankedTensorType::get(shape, type),
-                               FloatAttr::get(type, value)));
-  }
-
-  /// The partition view of `access` over `dims` (tile dims in the order
-  /// the tile takes them) and the tile type it loads.
-  Value partitionView(const Access &access, ArrayRef<int64_t> dims,
-                      ArrayRef<int64_t> strides,
-                      std::optional<tir::PaddingValue> padding = {}) {
-    SmallVector<int64_t> shape, viewStrides, tile;
-    for (int64_t dim : dims) {
-      unsigned d =
-          llvm::find(access.tileDimOfDim, dim) - access.tileDimOfDim.begin();
-      int64_t extent = access.type.getDimSize(d);
-      shape.push_back(extent);
-      // An extent of 1 is only ever indexed at 0: any positive stride.
-      viewStrides.push_back(extent == 1 ? 1 : strides[d]);
-      tile.push_back(geometry.tile[dim]);
-    }
-    auto viewType = tir::TensorViewType::get(
-        b.getContext(), shape, access.type.getElementType(), viewStrides);
-    Value view =
-        tir::MakeTensorViewOp::create(b, loc, viewType, access.pointer);
-    SmallVector<int64_t> dimMap = llvm::to_vector(
-        llvm::seq<int64_t>(0, static_cast<int64_t>(dims.size())));
-    auto partitionType = tir::PartitionViewType::get(b.getContext(), tile,
-                                                     viewType, dimMap, padding);
-    return tir::MakePartitionViewOp::create(b, loc, partitionType, view);
-  }
-
-  SmallVector<Value> indexOf(ArrayRef<int64_t> dims) {
-    SmallVector<Value> index;
-    for (int64_t dim : dims)
-      index.push_back(geometry.index[dim]);
-    return index;
-  }
-
-  /// The buffer's dims sorted by tile dim (the order of the loaded tile).
-  static SmallVector<int64_t> sortedDims(const Access &access) {
-    SmallVector<int64_t> dims = access.tileDimOfDim;
-    llvm::sort(dims);
-    return dims;
-  }
-
-  Value load(const Access &access, ArrayRef<int64_t> strides, Value token) {
-    SmallVector<int64_t> dims = sortedDims(access);
-    Value view = partitionView(access, dims, strides);
-    auto viewType = cast<tir::PartitionViewType>(view.getType());
-    auto op = tir::LoadViewTkoOp::create(b, loc, viewType.getTileType(),
-                                         tir::TokenType::get(b.getContext()),
-                                         view, indexOf(dims), token);
-    return op.getResult();
-  }
-
-  /// `value` (a tile over the buffer's sorted dims) broadcast to the
-  /// output tile over `outDims` (a superset).
-  Value expand(Value value, ArrayRef<int64_t> dims, ArrayRef<int64_t> outDims) {
-    if (dims.size() == outDims.size())
-      return value;
-    auto type = cast<tir::TileType>(value.getType());
-    SmallVector<int64_t> withOnes, full;
-    for (int64_t dim : outDims) {
-      withOnes.push_back(llvm::is_contained(dims, dim) ? geometry.tile[dim]
-                                                       : 1);
-      full.push_back(geometry.tile[dim]);
-    }
-    Value reshaped = tir::ReshapeOp::create(
-        b, loc, tileType(withOnes, type.getElementType()), value);
-    return tir::BroadcastOp::create(
-        b, loc, tileType(full, type.getElementType()), reshaped);
-  }
-
-  Value convert(Value value, Type element) {
-    auto type = cast<tir::TileType>(value.getType());
-    if (type.getElementType() == element)
-      return value;
-    return tir::FToFOp::create(b, loc, tileType(type.getShape(), element),
-                               value);
-  }
-
-  void store(Value value, const Access &access, ArrayRef<int64_t> strides,
-             Value token) {
-    SmallVector<int64_t> dims = sortedDims(access);
-    Value view = partitionView(access, dims, strides);
-    tir::StoreViewTkoOp::create(b, loc, tir::TokenType::get(b.getContext()),
-                                value, view, indexOf(dims), token);
-  }
-
-  OpBuilder &b;
-  Location loc;
-  TileGeometry &geometry;
-};
-
-} // namespace
-
-/// The tile comparison of an arith.cmpf predicate (none for ord, uno and
-/// the constant ones).
-static std::optional<std::pair<tir::ComparisonPredicate, bool>>
-getComparison(arith::CmpFPredicate predicate) {
-  using P = arith::CmpFPredicate;
-  using T = tir::ComparisonPredicate;
-  switch (predicate) {
-  case P::OEQ:
-    return std::make_pair(T::equal, true);
-  case P::ONE:
-    return std::make_pair(T::not_equal, true);
-  case P::OLT:
-    return std::make_pair(T::less_than, true);
-  case P::OLE:
-    return std::make_pair(T::less_than_or_equal, true);
-  case P::OGT:
-    return std::make_pair(T::greater_than, true);
-  case P::OGE:
-    return std::make_pair(T::greater_than_or_equal, true);
-  case P::UEQ:
-    return std::make_pair(T::equal, false);
-  case P::UNE:
-    return std::make_pair(T::not_equal, false);
-  case P::ULT:
-    return std::make_pair(T::less_than, false);
-  case P::ULE:
-    return std::make_pair(T::less_than_or_equal, false);
-  case P::UGT:
-    return std::make_pair(T::greater_than, false);
-  case P::UGE:
-    return std::make_pair(T::greater_than_or_equal, false);
-  default:
-    return std::nullopt;
-  }
-}
-
-/// Whether every operation of the epilogue's body has a tile counterpart
-/// (translateScalarOp), with f16, bf16 or f32 values.
-static bool canTranslateEpilogue(linalg::GenericOp epilogue, std::string &why) {
-  for (Operation &op : epilogue.getBlock()->without_terminator()) {
-    if (!isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
-             arith::MaximumFOp, arith::MinimumFOp, arith::NegFOp, arith::ExtFOp,
-             arith::TruncFOp, arith::ConstantOp, arith::SelectOp, math::ExpOp,
-             math::TanhOp, math::SqrtOp, math::RsqrtOp, math::AbsFOp,
-             math::FmaOp>(op) &&
-        !(isa<arith::CmpFOp>(op) &&
-          getComparison(cast<arith::CmpFOp>(op).getPredicate()))) {
-      why = ("no tile operation for " + op.getName().getStringRef()).str();
-      return false;
-    }
-    for (Type type : op.getResultTypes())
-      if (!isa<Float16Type, BFloat16Type, Float32Type>(type) &&
-          !(isa<arith::CmpFOp>(op) && type.isSignlessInteger(1))) {
-        why = "epilogue values of a type other than f16, bf16 or f32";
-        return false;
-      }
-    if (auto constant = dyn_cast<arith::ConstantOp>(op))
-      if (!isa<FloatAttr>(constant.getValue())) {
-        why = "an epilogue constant that is not a float";
-        return false;
-      }
-    // Values from outside the body: float constants only.
-    for (Value operand : op.getOperands()) {
-      if (operand.getParentBlock() == epilogue.getBlock())
-        continue;
-      auto constant = operand.getDefiningOp<arith::ConstantOp>();
-      if (!constant || !isa<FloatAttr>(constant.getValue())) {
-        why = "an epilogue that uses a value computed outside it";
-        return false;
-      }
-    }
-  }
-  return true;
-}
-
-/// The tile operation computing `op` on tiles of `shape` (operands mapped).
-static Value translateScalarOp(KernelBuilder &kb, Operation *op,
-                               ArrayRef<int64_t> shape, IRMapping &mapping) {
-  OpBuilder &b = kb.b;
-  Location loc = kb.loc;
-  auto resultType = [&] {
-    return kb.tileType(shape, op->getResult(0).getType());
-  };
-  auto operand = [&](unsigned i) -> Value {
-    Value value = op->getOperand(i);
-    if (Value mapped = mapping.lookupOrNull(value))
-      return mapped;
-    // A float constant from outside the body (canTranslateEpilogue).
-    auto attr =
-        cast<FloatAttr>(value.getDefiningOp<arith::ConstantOp>().getValue());
-    Value tile = kb.splat(shape, cast<FloatType>(attr.getType()),
-                          attr.getValueAsDouble());
-    mapping.map(value, tile);
-    return tile;
-  };
-  return llvm::TypeSwitch<Operation *, Value>(op)
-      .Case([&](arith::ConstantOp c) {
-        auto attr = cast<FloatAttr>(c.getValue());
-        return kb.splat(shape, cast<FloatType>(attr.getType()),
-                        attr.getValueAsDouble());
-      })
-      .Case([&](arith::AddFOp) {
-        return tir::AddFOp::create(b, loc, resultType(), operand(0),
-                                   operand(1));
-      })
-      .Case([&](arith::SubFOp) {
-        return tir::SubFOp::create(b, loc, resultType(), operand(0),
-                                   operand(1));
-      })
-      .Case([&](arith::MulFOp) {
-        return tir::MulFOp::create(b, loc, resultType(), operand(0),
-                                   operand(1));
-      })
-      .Case([&](arith::DivFOp) {
-        return tir::DivFOp::create(b, loc, resultType(), operand(0),
-                                   operand(1));
-      })
-      .Case([&](arith::MaximumFOp) {
-        return tir::MaxFOp::create(b, loc, resultType(), operand(0),
-                                   operand(1));
-      })
-      .Case([&](arith::MinimumFOp) {
-        return tir::MinFOp::create(b, loc, resultType(), operand(0),
-                                   operand(1));
-      })
-      .Case([&](arith::NegFOp) {
-        return tir::NegFOp::create(b, loc, resultType(), operand(0));
-      })
-      .Case<arith::ExtFOp, arith::TruncFOp>([&](Operation *) {
-        return tir::FToFOp::create(b, loc, resultType(), operand(0));
-      })
-      .Case([&](math::ExpOp) {
-        return tir::ExpOp::create(b, loc, resultType(), operand(0));
-      })
-      .Case([&](math::TanhOp) {
-        return tir::TanHOp::create(b, loc, resultType(), operand(0));
-      })
-      .Case([&](math::SqrtOp) {
-        return tir::SqrtOp::create(b, loc, resultType(), operand(0));
-      })
-      .Case([&](math::RsqrtOp) {
-        return tir::RsqrtOp::create(b, loc, resultType(), operand(0));
-      })
-      .Case([&](math::AbsFOp) {
-        return tir::AbsFOp::create(b, loc, resultType(), operand(0));
-      })
-      .Case([&](math::FmaOp) {
-        return tir::FmaOp::create(b, loc, resultType(), operand(0), operand(1),
-                                  operand(2));
-      })
-      .Case([&](arith::CmpFOp cmp) {
-        auto [predicate, ordered] = *getComparison(cmp.getPredicate());
-        return tir::CmpFOp::create(b, loc, resultType(), predicate,
-                                   ordered ? tir::ComparisonOrdering::ordered
-                                           : tir::ComparisonOrdering::unordered,
-                                   operand(0), operand(1));
-      })
-      .Case([&](arith::SelectOp) {
-        return tir::SelectOp::create(b, loc, resultType(), operand(0),
-                                     operand(1), operand(2));
-      })
-      .Default([](Operation *) -> Value {
-        llvm_unreachable("checked by canTranslateEpilogue");
-      });
-}
-
-/// The buffer an operand must be for the launch plan (an entry argument
-/// or an allocation of the entry), or null.
-static bool isPlanBuffer(Value value, func::FuncOp func) {
-  if (auto arg = dyn_cast<BlockArgument>(value))
-    return arg.getOwner() == &func.getBody().front();
-  auto alloc = value.getDefiningOp<memref::AllocOp>();
-  return alloc && alloc->getBlock() == &func.getBody().front();
-}
-
 /// Checks that the tagged `epilogue` of a kernel writing C (`cMem`, whose
 /// dimensions run along the tile dims `cTileDims`) can run on its tile,
 /// after turning erf into upstream's polynomial: each operation has a tile
@@ -408,13 +90,8 @@ static bool analyzeEpilogue(linalg::GenericOp epilogue, Value cMem,
                             SmallVectorImpl<Value> &buffers,
                             SmallVectorImpl<SmallVector<int64_t>> &dims,
                             std::string &why) {
-  {
-    RewritePatternSet patterns(epilogue.getContext());
-    populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) { return name == "math.erf"; });
-    (void)applyPatternsGreedily(epilogue.getOperation(), std::move(patterns));
-  }
-  if (!canTranslateEpilogue(epilogue, why))
+  approximateErf(epilogue);
+  if (!canTranslateBody(epilogue.getBlock(), why))
     return false;
   DenseMap<unsigned, int64_t> tileDimOfLoop;
   for (OpOperand *input : epilogue.getDpsInputOperands())
@@ -450,6 +127,16 @@ static bool analyzeEpilogue(linalg::GenericOp epilogue, Value cMem,
     dims.push_back(*d);
   }
   return true;
+}
+
+/// The f32 accumulator elements a tile block may hold (TileIRPath), and
+/// the largest M tile: M twice N where both are large (tm^2 / 2 <= budget).
+static int64_t getAccumulatorBudget(const TileIRPathDesc &path) {
+  return path.accumulatorRegistersPerThread * path.threadsPerTileBlock;
+}
+static int64_t getMTileCap(const TileIRPathDesc &path) {
+  return static_cast<int64_t>(llvm::bit_floor(static_cast<uint64_t>(
+      std::sqrt(2.0 * static_cast<double>(getAccumulatorBudget(path))))));
 }
 
 /// The plan of `op` on `chip`'s Tile IR path, or failure with `why`.
@@ -504,10 +191,8 @@ static FailureOr<Plan> planContraction(linalg::LinalgOp op,
   // M x N within the accumulator budget of a tile block, M twice N where
   // both are large (tm^2 / 2 <= budget); extents of at least 16 (an MMA's
   // M and K).
-  int64_t budget =
-      path.accumulatorRegistersPerThread * path.threadsPerTileBlock;
-  int64_t tmCap = static_cast<int64_t>(llvm::bit_floor(
-      static_cast<uint64_t>(std::sqrt(2.0 * static_cast<double>(budget)))));
+  int64_t budget = getAccumulatorBudget(path);
+  int64_t tmCap = getMTileCap(path);
   int64_t tmMax = std::max<int64_t>(16, powerOf2Ceil(plan.m));
   int64_t tnMax = std::max<int64_t>(16, powerOf2Ceil(plan.n));
   plan.tm = std::max<int64_t>(16, std::min(tmMax, tmCap));
@@ -515,10 +200,7 @@ static FailureOr<Plan> planContraction(linalg::LinalgOp op,
   // Halved (the larger extent first) while the grid leaves SMs idle, M
   // not below the M of the chip's warpgroup unit for these types (a
   // smaller tile leaves tileiras only warp-level MMAs), nor below 32.
-  int64_t sms = 1;
-  if (const ComputeLevelDesc *grid =
-          chip.getComputeLevel(ComputeLevelKind::Grid))
-    sms = std::max<int64_t>(1, grid->physicalUnits);
+  int64_t sms = getGridUnits(chip);
   int64_t tmFloor = 32, tnFloor = 32;
   if (unit)
     for (const MatrixUnitDesc *other : chip.matrixUnits)
@@ -577,6 +259,15 @@ public:
         if (failed(result))
           return signalPassFailure();
       }
+      // Row kernels (pb-group-row-kernels), each id's ops in order.
+      llvm::MapVector<int64_t, SmallVector<Operation *>> rowKernels;
+      func.walk([&](linalg::LinalgOp op) {
+        if (auto id =
+                op->getAttrOfType<IntegerAttr>(PBDialect::kRowKernelAttrName))
+          rowKernels[id.getInt()].push_back(op);
+      });
+      for (auto &[id, ops] : rowKernels)
+        emitRowKernel(module, func, ops, *chip, counter);
     }
   }
 
@@ -907,10 +598,8 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitConvolution(
 
   // Tiles: OW whole (a power of two), TH rows of outputs so that TH x OW
   // is the M tile; F and C as the contraction's N and K.
-  int64_t budget =
-      path.accumulatorRegistersPerThread * path.threadsPerTileBlock;
-  int64_t tmCap = static_cast<int64_t>(llvm::bit_floor(
-      static_cast<uint64_t>(std::sqrt(2.0 * static_cast<double>(budget)))));
+  int64_t budget = getAccumulatorBudget(path);
+  int64_t tmCap = getMTileCap(path);
   int64_t tw = std::max<int64_t>(1, powerOf2Ceil(ow));
   if (tw > tmCap)
     return refuse(llvm::formatv("output rows of {0} pixels exceed a tile "
@@ -922,10 +611,7 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitConvolution(
     return refuse("fewer than 16 output pixels per tile");
   int64_t tf = std::min(std::max<int64_t>(16, powerOf2Ceil(features)),
                         std::max<int64_t>(16, budget / (th * tw)));
-  int64_t sms = 1;
-  if (const ComputeLevelDesc *grid =
-          chip.getComputeLevel(ComputeLevelKind::Grid))
-    sms = std::max<int64_t>(1, grid->physicalUnits);
+  int64_t sms = getGridUnits(chip);
   auto blocks = [&]() -> int64_t {
     return static_cast<int64_t>(llvm::divideCeil(oh, th) *
                                 llvm::divideCeil(features, tf)) *

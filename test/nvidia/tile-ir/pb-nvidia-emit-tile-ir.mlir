@@ -137,26 +137,107 @@ module attributes {pb.target = #pb.target<"nvidia-sm90">} {
 
 // -----
 
-// An epilogue with no tile form (log) runs as loops after the kernel,
+// An epilogue with no tile form (sin) runs as loops after the kernel,
 // which then stores C. (erf has none either but becomes a polynomial of
 // tile operations: matmul.mlir's GELU.)
-// CHECK-LABEL: func.func @log_epilogue
+// CHECK-LABEL: func.func @sin_epilogue
 // CHECK: tileir.launch
 // CHECK: linalg.generic
-// CHECK: math.log
-// EXPLAIN: tile-ir: epilogue not fused (no tile operation for math.log): it runs as loops after the kernel
+// CHECK: math.sin
+// EXPLAIN: tile-ir: epilogue not fused (no tile operation for math.sin): it runs as loops after the kernel
 #id = affine_map<(i, j) -> (i, j)>
 module attributes {pb.target = #pb.target<"nvidia-sm90">} {
-  func.func @log_epilogue(%a: memref<128x64xf16>, %b: memref<64x128xf16>, %out: memref<128x128xf32>) {
+  func.func @sin_epilogue(%a: memref<128x64xf16>, %b: memref<64x128xf16>, %out: memref<128x128xf32>) {
     %c = memref.alloc() : memref<128x128xf32>
     linalg.matmul {pb.matrix_unit = "WGMMA_F32_64x128x16_F16"} ins(%a, %b : memref<128x64xf16>, memref<64x128xf16>) outs(%c : memref<128x128xf32>)
     linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"], pb.matrix_unit_epilogue}
         ins(%c : memref<128x128xf32>) outs(%out : memref<128x128xf32>) {
     ^bb0(%v: f32, %o: f32):
-      %e = math.log %v : f32
+      %e = math.sin %v : f32
       linalg.yield %e : f32
     }
     memref.dealloc %c : memref<128x128xf32>
+    return
+  }
+}
+
+// -----
+
+// A row kernel (pb-group-row-kernels' tags): one launch in the last op's
+// place; the input loaded once, through a reshaped view of the plan buffer
+// (an expand_shape: its own shape and strides at the buffer's base); the
+// per-row maximum a reduce whose padding (rows of 96 in tiles of 128) is
+// masked to -inf; the temporary stays in registers and is deallocated
+// after the launch; only the output is stored.
+// CHECK-LABEL: func.func @row_kernel
+// CHECK-NOT: linalg.generic
+// CHECK: tileir.launch @row_kernel_tile0::@row_kernel_tile0 grid [{{[0-9]+}}, 8, 1] args(%arg0, %arg1)
+// CHECK-NEXT: memref.dealloc
+// CHECK: tileir.entry @row_kernel_tile0
+// CHECK: tileir.make_tensor_view %arg0 : <!tileir.ptr<f32>> -> <8x16x96xf32, strides=[1536,96,1]>
+// CHECK: tileir.load_view_tko
+// CHECK: tileir.iota : <128xi32>
+// CHECK: tileir.cmpi less_than
+// CHECK: tileir.select
+// CHECK: tileir.reduce {{.*}} dim = 1 identities = [0xFF800000 : f32]
+// CHECK: tileir.maxf %{{.*}}, %{{.*}} {propagate_nan}
+// CHECK: tileir.subf
+// CHECK: tileir.store_view_tko
+// CHECK-NOT: tileir.store_view_tko
+// CHECK: tileir.return
+// EXPLAIN: tile-ir: row kernel @row_kernel_tile0: 3 ops over 8x16 rows of 96; tiles {{[0-9]+}}x128, grid [{{[0-9]+}}, 8, 1]; 1 loads, 1 stores
+#id3 = affine_map<(b, i, j) -> (b, i, j)>
+#row3 = affine_map<(b, i, j) -> (b, i)>
+module attributes {pb.target = #pb.target<"nvidia-sm90">} {
+  func.func @row_kernel(%x: memref<128x96xf32>, %y: memref<8x16x96xf32>) {
+    %ninf = arith.constant 0xFF800000 : f32
+    %v = memref.expand_shape %x [[0, 1], [2]] output_shape [8, 16, 96] : memref<128x96xf32> into memref<8x16x96xf32>
+    %m = memref.alloc() : memref<8x16xf32>
+    linalg.fill {pb.row_kernel = 0 : i64} ins(%ninf : f32) outs(%m : memref<8x16xf32>)
+    linalg.generic {indexing_maps = [#id3, #row3], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%v : memref<8x16x96xf32>) outs(%m : memref<8x16xf32>) attrs = {pb.row_kernel = 0 : i64} {
+    ^bb0(%in: f32, %acc: f32):
+      %r = arith.maximumf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+    linalg.generic {indexing_maps = [#id3, #row3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%v, %m : memref<8x16x96xf32>, memref<8x16xf32>) outs(%y : memref<8x16x96xf32>) attrs = {pb.row_kernel = 0 : i64} {
+    ^bb0(%in: f32, %mx: f32, %out: f32):
+      %d = arith.subf %in, %mx : f32
+      linalg.yield %d : f32
+    }
+    memref.dealloc %m : memref<8x16xf32>
+    return
+  }
+}
+
+// -----
+
+// A row kernel that writes a buffer it also reads through another view
+// stays linalg ops (lowered to loops later), and says why.
+// CHECK-LABEL: func.func @row_kernel_aliased
+// CHECK-NOT: tileir.launch
+// CHECK: linalg.generic
+// CHECK-NOT: pb.row_kernel
+// EXPLAIN: tile-ir: row kernel not emitted (a buffer written and accessed through different views): its ops run as loops (the PTX path)
+#id3 = affine_map<(b, i, j) -> (b, i, j)>
+#row3 = affine_map<(b, i, j) -> (b, i)>
+module attributes {pb.target = #pb.target<"nvidia-sm90">} {
+  func.func @row_kernel_aliased(%x: memref<128x96xf32>, %s: memref<8x16xf32>) {
+    %v = memref.expand_shape %x [[0, 1], [2]] output_shape [8, 16, 96] : memref<128x96xf32> into memref<8x16x96xf32>
+    %w = memref.expand_shape %x [[0, 1], [2]] output_shape [8, 16, 96] : memref<128x96xf32> into memref<8x16x96xf32>
+    linalg.generic {indexing_maps = [#id3, #row3], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%v : memref<8x16x96xf32>) outs(%s : memref<8x16xf32>) attrs = {pb.row_kernel = 0 : i64} {
+    ^bb0(%in: f32, %acc: f32):
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+    linalg.generic {indexing_maps = [#id3, #row3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%v, %s : memref<8x16x96xf32>, memref<8x16xf32>) outs(%w : memref<8x16x96xf32>) attrs = {pb.row_kernel = 0 : i64} {
+    ^bb0(%in: f32, %sum: f32, %out: f32):
+      %d = arith.divf %in, %sum : f32
+      linalg.yield %d : f32
+    }
     return
   }
 }

@@ -43,6 +43,13 @@ def PB_Dialect : Dialect {
     /// tagged contraction that S4 fuses into the contraction's stores.
     static constexpr ::llvm::StringLiteral kMatrixUnitEpilogueAttrName =
         "pb.matrix_unit_epilogue";
+    /// Integer attribute on the linalg ops of one row kernel (the same
+    /// value on each): reductions along the innermost dimension and the
+    /// elementwise ops over the same rows, kept whole as linalg ops for a
+    /// target that generates tile-level code (set by pb-group-row-kernels,
+    /// read by the target's S4; pb/Transforms/RowKernels.h).
+    static constexpr ::llvm::StringLiteral kRowKernelAttrName =
+        "pb.row_kernel";
     /// Unit attribute on a buffer allocation that holds a copy of a tile in
     /// the target's scratchpad level (set by pb-promote-to-scratchpad; GPU
     /// S4 places every block-level buffer in shared memory).

@@ -95,6 +95,46 @@ bool hasCooperativeMatrixUnits(const ChipDesc &chip);
 /// (f16 x f16 -> f32 through arith.extf in the body) are theirs too.
 bool hasMixedPrecisionMatrixUnits(const ChipDesc &chip);
 
+/// A row kernel (pb-group-row-kernels): linalg ops on buffers over the same
+/// rows, reductions along the row and elementwise ops, in program order,
+/// and their shape. Every generic op's loop i runs along kernel dimension i:
+/// the outer loops, then (but in ops of one value per row) the row.
+struct RowKernel {
+  llvm::SmallVector<Operation *> ops;
+  /// The outer loops' extents (at least one) and the row's length.
+  llvm::SmallVector<int64_t> outer;
+  int64_t row = 0;
+};
+
+/// A row kernel's reduction: `value` (computed in the body from the
+/// inputs) folded into the accumulator by `combiner`.
+struct RowReduction {
+  enum class Kind { Add, Mul, Max, Min };
+  Kind kind;
+  Operation *combiner;
+  Value value;
+};
+
+/// The reduction of `op` when it folds its one init along its last loop
+/// by one add, multiply, maximum or minimum, else nothing.
+std::optional<RowReduction> getRowReduction(linalg::GenericOp op);
+
+/// For `operand` of a row kernel's op: per dimension of its buffer, the
+/// loop it runs along, or -1 for a unit dimension indexed by 0; nothing
+/// for other indexings.
+std::optional<llvm::SmallVector<int64_t>> getRowKernelDims(linalg::LinalgOp op,
+                                                           OpOperand &operand);
+
+/// Checks that `ops` (linalg.fill and linalg.generic ops, in program order)
+/// form a row kernel, and its shape; `why` otherwise.
+FailureOr<RowKernel> analyzeRowKernel(ArrayRef<Operation *> ops,
+                                      std::string &why);
+
+/// The row kernels among the ops of `block` whose rows, rounded up to a
+/// power of two, hold at most `maxRowElements` elements.
+llvm::SmallVector<RowKernel> findRowKernels(Block &block,
+                                            int64_t maxRowElements);
+
 /// The loop positions of `map`'s results when every result is a plain loop
 /// index (an operand indexed (d2, d0) gives {2, 0}), else nothing.
 std::optional<llvm::SmallVector<unsigned>> getPlainDims(AffineMap map);

@@ -425,6 +425,33 @@ def PBPadInPlacePass : Pass<"pb-pad-in-place", "func::FuncOp"> {
   let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
 }
 
+def PBGroupRowKernelsPass : Pass<"pb-group-row-kernels", "func::FuncOp"> {
+  let summary = "Keep softmax-like runs of row-wise linalg ops whole for a "
+                "tile-level code generator";
+  let description = [{
+    Stage S2, on buffers, before pb-lower-to-affine, in pipelines whose
+    target generates tile-level code (`codegen=tile-ir`). Each run of
+    linalg ops over the same rows (reductions along the innermost loop,
+    the elementwise ops before, between and after them, the fills of their
+    accumulators; only allocations, deallocations and views between them)
+    becomes a row kernel: its ops get `pb.row_kernel = <id>`, which
+    pb-lower-to-affine keeps as linalg ops, and the target's S4 emits each
+    kernel as one tile kernel. Runs whose rows, rounded up to a power of
+    two, exceed `max-row-elements`, and the epilogues of contractions, stay
+    loops.
+
+      %m = max over rows of %x ; %e = exp(%x - %m) ; %s = sum of %e ;
+      %y = %e / %s
+      ->  the same four linalg ops, each {pb.row_kernel = 0}
+  }];
+  let options = [
+    Option<"maxRowElements", "max-row-elements", "int64_t",
+           /*default=*/"4096",
+           "Longest row (rounded up to a power of two) a kernel may hold">,
+  ];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
 def PBCloneFillsPass : Pass<"pb-clone-fills", "func::FuncOp"> {
   let summary = "Give every use of a linalg.fill its own fill";
   let description = [{
@@ -589,7 +616,8 @@ def PBLowerToAffinePass : Pass<"pb-lower-to-affine", "func::FuncOp"> {
 
     With `contractions=1` (S3, after pb-map-matrix-units) contractions and
     their epilogues are lowered too, except those tagged `pb.matrix_unit`,
-    which stay for the target's S4.
+    which stay for the target's S4. The ops of row kernels
+    (`pb.row_kernel`, pb-group-row-kernels) always stay for S4.
   }];
   let options = [
     Option<"contractions", "contractions", "bool", /*default=*/"false",
