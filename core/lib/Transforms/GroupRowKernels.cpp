@@ -260,8 +260,9 @@ FailureOr<RowKernel> mlir::pb::analyzeRowKernel(ArrayRef<Operation *> ops,
   return kernel;
 }
 
-SmallVector<RowKernel> mlir::pb::findRowKernels(Block &block,
-                                                int64_t maxRowElements) {
+SmallVector<RowKernel> mlir::pb::findRowKernels(
+    Block &block, int64_t maxRowElements,
+    const llvm::SmallPtrSetImpl<Operation *> &excluded) {
   SmallVector<RowKernel> kernels;
   SmallVector<Operation *> run;
   auto fits = [&](const RowKernel &kernel) {
@@ -314,7 +315,8 @@ SmallVector<RowKernel> mlir::pb::findRowKernels(Block &block,
       int64_t row = 0;
       bool isReduction;
       std::string why;
-      if (generic->hasAttr(PBDialect::kKeepLayoutAttrName) ||
+      if (excluded.contains(generic) ||
+          generic->hasAttr(PBDialect::kKeepLayoutAttrName) ||
           isMultiplyAccumulate(generic, /*allowExtensions=*/true) ||
           !checkGeneric(generic, outer, row, isReduction, why)) {
         flush();
@@ -343,7 +345,8 @@ public:
   using Base::Base;
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    // Contractions and the epilogues S3 may fuse into them stay theirs.
+    // Contractions and the epilogues S3 may fuse into them stay theirs (an
+    // epilogue ends a run).
     const ChipDesc *chip = getTargetChip(func->getParentOfType<ModuleOp>());
     bool permuted = chip && hasCooperativeMatrixUnits(*chip);
     llvm::SmallPtrSet<Operation *, 8> epilogues;
@@ -356,15 +359,8 @@ public:
     int64_t id = 0;
     OpBuilder b(&getContext());
     func.walk([&](Block *block) {
-      for (RowKernel &kernel : findRowKernels(*block, maxRowElements)) {
-        if (llvm::any_of(kernel.ops, [&](Operation *op) {
-              return epilogues.contains(op);
-            })) {
-          explain(kernel.ops.front(),
-                  "row kernel not formed: it holds a contraction's "
-                  "epilogue");
-          continue;
-        }
+      for (RowKernel &kernel :
+           findRowKernels(*block, maxRowElements, epilogues)) {
         for (Operation *op : kernel.ops)
           op->setAttr(PBDialect::kRowKernelAttrName, b.getI64IntegerAttr(id));
         explain(kernel.ops.front(),

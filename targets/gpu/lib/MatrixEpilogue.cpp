@@ -105,8 +105,8 @@ static BaseUse classifyUse(Operation *stmt, Value base) {
 /// and the zero stores to C inside statements that S3 fused with other work
 /// (a fill inside the nest that computes another buffer), when C is a
 /// buffer of this function (its contents before are undefined) and nothing
-/// before `op` reads it; with an epilogue, which then writes its own output
-/// and not C, also when nothing after `op` but the epilogue uses C. Empty
+/// before `op` reads it; with an epilogue that writes its own output and
+/// not C, also when nothing after `op` but the epilogue uses C. Empty
 /// otherwise.
 SmallVector<Operation *>
 gpucommon::findRemovableZeroFills(linalg::LinalgOp op, Operation *epilogue,
@@ -146,9 +146,11 @@ gpucommon::findRemovableZeroFills(linalg::LinalgOp op, Operation *epilogue,
     else
       fills.append(use.zeroStores.begin(), use.zeroStores.end());
   }
-  // Without an epilogue the kernel stores all of C: later statements read
-  // its values.
-  if (!epilogue)
+  // Without an epilogue, or with one that overwrites C in place, the
+  // kernel stores all of C: later statements read its values.
+  auto inPlace = dyn_cast_or_null<linalg::GenericOp>(epilogue);
+  if (!epilogue || (inPlace && inPlace.getNumDpsInits() == 1 &&
+                    inPlace.getDpsInitOperand(0)->get() == c))
     return fills;
   for (Operation *it = op->getNextNode(); it; it = it->getNextNode()) {
     if (it == epilogue || isa<memref::DeallocOp, ViewLikeOpInterface>(it) ||

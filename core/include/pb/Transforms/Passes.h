@@ -131,9 +131,11 @@ FailureOr<RowKernel> analyzeRowKernel(ArrayRef<Operation *> ops,
                                       std::string &why);
 
 /// The row kernels among the ops of `block` whose rows, rounded up to a
-/// power of two, hold at most `maxRowElements` elements.
-llvm::SmallVector<RowKernel> findRowKernels(Block &block,
-                                            int64_t maxRowElements);
+/// power of two, hold at most `maxRowElements` elements; the `excluded`
+/// ops join none.
+llvm::SmallVector<RowKernel>
+findRowKernels(Block &block, int64_t maxRowElements,
+               const llvm::SmallPtrSetImpl<Operation *> &excluded);
 
 /// The loop positions of `map`'s results when every result is a plain loop
 /// index (an operand indexed (d2, d0) gives {2, 0}), else nothing.
