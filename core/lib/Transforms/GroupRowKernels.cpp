@@ -260,9 +260,9 @@ FailureOr<RowKernel> mlir::pb::analyzeRowKernel(ArrayRef<Operation *> ops,
   return kernel;
 }
 
-SmallVector<RowKernel> mlir::pb::findRowKernels(
-    Block &block, int64_t maxRowElements,
-    const llvm::SmallPtrSetImpl<Operation *> &excluded) {
+SmallVector<RowKernel>
+mlir::pb::findRowKernels(Block &block, int64_t maxRowElements,
+                         const llvm::SmallPtrSetImpl<Operation *> &excluded) {
   SmallVector<RowKernel> kernels;
   SmallVector<Operation *> run;
   auto fits = [&](const RowKernel &kernel) {
