@@ -258,6 +258,10 @@ class PBTileIRPath {
   /// Bytes of an operand tile's row along the reduction (K tile = this /
   /// element bytes).
   int OperandRowBytes = ?;
+  /// The same for the implicit-GEMM convolutions' channel tiles (their
+  /// loops over filter offsets and channel tiles are short: tileiras
+  /// unrolls short loops whole, which can spill).
+  int ConvolutionOperandRowBytes = ?;
 }
 
 /// Peak arithmetic throughput of the whole chip for one element type on one

@@ -75,7 +75,8 @@ static void emitDescriptors(const RecordKeeper &records, raw_ostream &os) {
          << cppString(path->getValueAsString("GPUName")) << ", "
          << path->getValueAsInt("ThreadsPerTileBlock") << ", "
          << path->getValueAsInt("AccumulatorRegistersPerThread") << ", "
-         << path->getValueAsInt("OperandRowBytes") << "};\n";
+         << path->getValueAsInt("OperandRowBytes") << ", "
+         << path->getValueAsInt("ConvolutionOperandRowBytes") << "};\n";
     os << "\n";
   }
 

@@ -37,7 +37,8 @@ static void emitChip(const TargetRecords &targets, const Record *chip,
        << " threads per tile block, "
        << path->getValueAsInt("AccumulatorRegistersPerThread")
        << " accumulator registers per thread, operand rows of "
-       << path->getValueAsInt("OperandRowBytes") << " bytes\n";
+       << path->getValueAsInt("OperandRowBytes") << " bytes (convolutions: "
+       << path->getValueAsInt("ConvolutionOperandRowBytes") << ")\n";
   std::vector<StringRef> host =
       chip->getValueAsListOfStrings("HostCPUFeatures");
   if (!host.empty())

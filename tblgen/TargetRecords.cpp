@@ -199,7 +199,7 @@ void TargetRecords::validateChip(const Record *chip) const {
     checkNoUnsetFields(path, what + " Tile IR path");
     checkPositive(path,
                   {"ThreadsPerTileBlock", "AccumulatorRegistersPerThread",
-                   "OperandRowBytes"},
+                   "OperandRowBytes", "ConvolutionOperandRowBytes"},
                   what + " Tile IR path");
   }
 

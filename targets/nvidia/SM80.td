@@ -103,6 +103,11 @@ def SM80_TileIR : PBTileIRPath {
   let ThreadsPerTileBlock = 128;
   let AccumulatorRegistersPerThread = 64;
   let OperandRowBytes = 64;                    // K tile of 32 f16/bf16
+  // Channel tiles of 16 f16: with 32, tileiras unrolled resnet50's 3x3
+  // 64-channel convolution (18 iterations) and its 1x1 512 -> 2048 one on
+  // 7 x 7 pixels (16) whole and spilled (26/46 and 34/33 LDL/STL); with 16
+  // none of its twelve convolution shapes spills.
+  let ConvolutionOperandRowBytes = 32;
 }
 
 def SM80 : PBChip<"nvidia-sm80", NVIDIA> {

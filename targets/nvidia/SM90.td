@@ -113,6 +113,7 @@ def SM90_TileIR : PBTileIRPath {
   let ThreadsPerTileBlock = 128;
   let AccumulatorRegistersPerThread = 64;
   let OperandRowBytes = 64;                    // K tile of 32 f16/bf16
+  let ConvolutionOperandRowBytes = 64;         // no spills at 32 channels
 }
 
 def SM90 : PBChip<"nvidia-sm90", NVIDIA> {

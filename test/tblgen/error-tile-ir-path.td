@@ -6,6 +6,7 @@ def PathA : PBTileIRPath {
   let ThreadsPerTileBlock = 128;
   let AccumulatorRegistersPerThread = 64;
   let OperandRowBytes = 128;
+  let ConvolutionOperandRowBytes = 64;
 }
 def Chip : MinimalChip<"minimal"> {
   let TileIRPath = [PathA, PathA];

@@ -26,11 +26,12 @@ def TilePath : PBTileIRPath {
   let ThreadsPerTileBlock = 128;
   let AccumulatorRegistersPerThread = 64;
   let OperandRowBytes = 128;
+  let ConvolutionOperandRowBytes = 64;
 }
 def TileChip : MinimalChip<"minimal-tile"> {
   let TileIRPath = [TilePath];
 }
-// TILE: static const TileIRPathDesc kTileIR_TileChip = {"sm_80", 128, 64, 128};
+// TILE: static const TileIRPathDesc kTileIR_TileChip = {"sm_80", 128, 64, 128, 64};
 // TILE: {"minimal-tile", Vendor::TestVendor,
 // TILE:   &kCostModel_TileChip,
 // TILE-NEXT:   &kTileIR_TileChip,

@@ -176,10 +176,12 @@ static void printChip(raw_ostream &os, const ChipDesc &chip) {
   if (chip.tileIR)
     os << formatv("  tile-ir path: gpu-name={0} threads-per-tile-block={1} "
                   "accumulator-registers-per-thread={2} "
-                  "operand-row-bytes={3}\n",
+                  "operand-row-bytes={3} "
+                  "convolution-operand-row-bytes={4}\n",
                   chip.tileIR->gpuName, chip.tileIR->threadsPerTileBlock,
                   chip.tileIR->accumulatorRegistersPerThread,
-                  chip.tileIR->operandRowBytes);
+                  chip.tileIR->operandRowBytes,
+                  chip.tileIR->convolutionOperandRowBytes);
   os << "  peak compute:\n";
   for (const PeakComputeDesc &peak : chip.costModel->peaks)
     os << formatv("    {0,-10} {1,-6} {2} GFLOP/s\n",

@@ -624,9 +624,9 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitConvolution(
       th /= 2;
   }
   int64_t elementBytes = a.getIntOrFloatBitWidth() / 8;
-  int64_t tc =
-      std::max<int64_t>(16, std::min(path.operandRowBytes / elementBytes,
-                                     powerOf2Ceil(channels)));
+  int64_t tc = std::max<int64_t>(
+      16, std::min(path.convolutionOperandRowBytes / elementBytes,
+                   powerOf2Ceil(channels)));
   int64_t grid[3] = {static_cast<int64_t>(llvm::divideCeil(oh, th)),
                      static_cast<int64_t>(llvm::divideCeil(features, tf)), n};
   // The epilogue S3 tagged (bias, batch norm, ReLU, a residual) on the

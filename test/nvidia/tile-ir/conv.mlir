@@ -56,10 +56,10 @@
 // TILE: tileir.store_view_tko
 
 // SASS80: sass c1x1_tile0 HMMA {{[1-9][0-9]*}} HGMMA 0 {{.*}} LDL 0 STL 0
-// On sm_80 tileiras unrolls these short loops (18 iterations) whole and
-// spills (docs/TileIR.md); longer ones assemble without spills.
-// SASS80: sass c3x3_tile1 HMMA {{[1-9][0-9]*}} HGMMA 0
-// SASS80: sass c3x3s2_tile2 HMMA {{[1-9][0-9]*}} HGMMA 0
+// sm_80's channel tiles of 16 keep these short loops from being unrolled
+// whole (with 32 they spilled, docs/TileIR.md).
+// SASS80: sass c3x3_tile1 HMMA {{[1-9][0-9]*}} HGMMA 0 {{.*}} LDL 0 STL 0
+// SASS80: sass c3x3s2_tile2 HMMA {{[1-9][0-9]*}} HGMMA 0 {{.*}} LDL 0 STL 0
 // SASS90: sass c1x1_tile0 HMMA 0 HGMMA {{[1-9][0-9]*}} {{.*}} LDL 0 STL 0
 // SASS90: sass c3x3_tile1 HMMA 0 HGMMA {{[1-9][0-9]*}} {{.*}} LDL 0 STL 0
 // SASS90: sass c3x3s2_tile2 HMMA 0 HGMMA {{[1-9][0-9]*}} {{.*}} LDL 0 STL 0

@@ -119,6 +119,7 @@ struct TileIRPathDesc {
   int64_t threadsPerTileBlock;
   int64_t accumulatorRegistersPerThread;
   int64_t operandRowBytes;
+  int64_t convolutionOperandRowBytes;
 };
 
 /// Everything a chip's .td file states.
