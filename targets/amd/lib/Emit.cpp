@@ -23,6 +23,7 @@
 #include "pb/AMD/AMDBackend.h"
 
 #include "pb/Dialect/PBDialect.h"
+#include "pb/GPU/ExternalTool.h"
 #include "pb/GPU/GPUCommon.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -229,47 +230,13 @@ static void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
 static LogicalResult linkCodeObject(Operation *op, llvm::StringRef lld,
                                     llvm::StringRef object,
                                     std::string &codeObject) {
-  llvm::SmallString<128> dir;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueDirectory("polyblocks-amd", dir))
-    return reportError(op,
-                       "cannot create a temporary directory: " + ec.message());
-  llvm::SmallString<128> objectPath(dir), hsacoPath(dir), logPath(dir);
-  llvm::sys::path::append(objectPath, "kernel.o");
-  llvm::sys::path::append(hsacoPath, "kernel.hsaco");
-  llvm::sys::path::append(logPath, "lld.log");
-  llvm::scope_exit cleanup([&] {
-    for (llvm::StringRef path : {objectPath, hsacoPath, logPath})
-      llvm::sys::fs::remove(path);
-    llvm::sys::fs::remove(dir);
-  });
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(objectPath, ec, llvm::sys::fs::OF_None);
-    if (ec)
-      return reportError(op,
-                         "cannot write " + objectPath + ": " + ec.message());
-    os << object;
-  }
-  llvm::SmallVector<llvm::StringRef> args = {
-      lld, "-flavor", "gnu", "-shared", objectPath, "-o", hsacoPath};
-  std::optional<llvm::StringRef> redirects[] = {
-      std::nullopt, llvm::StringRef(logPath), llvm::StringRef(logPath)};
-  std::string errMsg;
-  int rc = llvm::sys::ExecuteAndWait(lld, args, std::nullopt, redirects, 0, 0,
-                                     &errMsg);
-  if (rc != 0) {
-    std::string log;
-    if (auto buffer = llvm::MemoryBuffer::getFile(logPath))
-      log = (*buffer)->getBuffer().str();
-    return reportError(op, "ld.lld (" + lld +
-                               ") failed: " + (log.empty() ? errMsg : log));
-  }
-  auto buffer = llvm::MemoryBuffer::getFile(hsacoPath, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return reportError(op, "cannot read the code object ld.lld wrote");
-  codeObject = (*buffer)->getBuffer().str();
+  FailureOr<gpucommon::ToolOutput> run = gpucommon::runExternalTool(
+      op, "S5 (amd): ", "ld.lld", lld,
+      {lld, "-flavor", "gnu", "-shared", "{input}", "-o", "{output}"},
+      "kernel.o", object, "kernel.hsaco", "code object");
+  if (failed(run))
+    return failure();
+  codeObject = std::move(run->output);
   return success();
 }
 

@@ -15,6 +15,8 @@
 
 #include "pb/NVIDIA/NVIDIABackend.h"
 
+#include "pb/GPU/ExternalTool.h"
+
 #include "pb/TileIR/Bytecode.h"
 #include "pb/TileIR/TileIR.h"
 
@@ -121,27 +123,6 @@ readCubin(Operation *op, llvm::StringRef cubin, llvm::StringRef kernel) {
 static LogicalResult assemble(Operation *op, llvm::StringRef tileiras,
                               llvm::StringRef gpuName, llvm::StringRef bytecode,
                               std::string &cubin) {
-  llvm::SmallString<128> dir;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueDirectory("polyblocks-tileiras", dir))
-    return reportError(op,
-                       "cannot create a temporary directory: " + ec.message());
-  llvm::SmallString<128> input(dir), output(dir), log(dir);
-  llvm::sys::path::append(input, "kernel.tilebc");
-  llvm::sys::path::append(output, "kernel.cubin");
-  llvm::sys::path::append(log, "tileiras.log");
-  llvm::scope_exit cleanup([&] {
-    for (llvm::StringRef path : {input.str(), output.str(), log.str()})
-      llvm::sys::fs::remove(path);
-    llvm::sys::fs::remove(dir);
-  });
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(input, ec);
-    if (ec)
-      return reportError(op, "cannot write " + input + ": " + ec.message());
-    os << bytecode;
-  }
   llvm::SmallString<128> toolkit =
       llvm::sys::path::parent_path(llvm::sys::path::parent_path(tileiras));
   llvm::SmallString<128> nvvm(toolkit);
@@ -155,24 +136,13 @@ static LogicalResult assemble(Operation *op, llvm::StringRef tileiras,
     env.push_back(("CUDA_HOME=" + toolkit).str());
   SmallVector<llvm::StringRef> envRefs(env.begin(), env.end());
   std::string gpuFlag = ("--gpu-name=" + gpuName).str();
-  SmallVector<llvm::StringRef> args = {tileiras, gpuFlag, input, "-o", output};
-  std::optional<llvm::StringRef> redirects[] = {
-      std::nullopt, llvm::StringRef(log), llvm::StringRef(log)};
-  std::string errMsg;
-  int rc = llvm::sys::ExecuteAndWait(tileiras, args, envRefs, redirects, 0, 0,
-                                     &errMsg);
-  if (rc != 0) {
-    std::string text;
-    if (auto buffer = llvm::MemoryBuffer::getFile(log))
-      text = (*buffer)->getBuffer().str();
-    return reportError(op, "tileiras (" + tileiras +
-                               ") failed: " + (text.empty() ? errMsg : text));
-  }
-  auto buffer = llvm::MemoryBuffer::getFile(output, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return reportError(op, "cannot read the cubin tileiras wrote");
-  cubin = (*buffer)->getBuffer().str();
+  FailureOr<gpucommon::ToolOutput> run = gpucommon::runExternalTool(
+      op, "S5 (nvidia, tile-ir): ", "tileiras", tileiras,
+      {tileiras, gpuFlag, "{input}", "-o", "{output}"}, "kernel.tilebc",
+      bytecode, "kernel.cubin", "cubin", ArrayRef<llvm::StringRef>(envRefs));
+  if (failed(run))
+    return failure();
+  cubin = std::move(run->output);
   return success();
 }
 

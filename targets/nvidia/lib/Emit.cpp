@@ -31,6 +31,7 @@
 #include "pb/NVIDIA/NVIDIABackend.h"
 
 #include "pb/Dialect/PBDialect.h"
+#include "pb/GPU/ExternalTool.h"
 
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -104,59 +105,22 @@ static LogicalResult assemble(Operation *op, llvm::StringRef ptxas,
                               llvm::StringRef arch, llvm::StringRef ptx,
                               std::string &cubin,
                               std::optional<int64_t> &registers) {
-  llvm::SmallString<128> dir;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueDirectory("polyblocks-ptxas", dir))
-    return reportError(op,
-                       "cannot create a temporary directory: " + ec.message());
-  llvm::SmallString<128> ptxPath(dir), cubinPath(dir), logPath(dir);
-  llvm::sys::path::append(ptxPath, "kernel.ptx");
-  llvm::sys::path::append(cubinPath, "kernel.cubin");
-  llvm::sys::path::append(logPath, "ptxas.log");
-  llvm::scope_exit cleanup([&] {
-    llvm::sys::fs::remove(ptxPath);
-    llvm::sys::fs::remove(cubinPath);
-    llvm::sys::fs::remove(logPath);
-    llvm::sys::fs::remove(dir);
-  });
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(ptxPath, ec);
-    if (ec)
-      return reportError(op, "cannot write " + ptxPath + ": " + ec.message());
-    os << ptx;
-  }
   std::string archFlag = ("-arch=" + arch).str();
-  llvm::SmallVector<llvm::StringRef> args = {ptxas,   archFlag, "-O3",    "-v",
-                                             ptxPath, "-o",     cubinPath};
-  std::optional<llvm::StringRef> redirects[] = {
-      std::nullopt, llvm::StringRef(logPath), llvm::StringRef(logPath)};
-  std::string errMsg;
-  int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects, 0, 0,
-                                     &errMsg);
-  if (rc != 0) {
-    std::string log;
-    if (auto buffer = llvm::MemoryBuffer::getFile(logPath))
-      log = (*buffer)->getBuffer().str();
-    return reportError(op, "ptxas (" + ptxas +
-                               ") failed: " + (log.empty() ? errMsg : log));
-  }
+  FailureOr<gpucommon::ToolOutput> run = gpucommon::runExternalTool(
+      op, "S5 (nvidia): ", "ptxas", ptxas,
+      {ptxas, archFlag, "-O3", "-v", "{input}", "-o", "{output}"}, "kernel.ptx",
+      ptx, "kernel.cubin", "cubin");
+  if (failed(run))
+    return failure();
   // `ptxas -v`: "ptxas info    : Used 32 registers, ..." per kernel (one
   // kernel per module here).
-  if (auto log = llvm::MemoryBuffer::getFile(logPath)) {
-    llvm::StringRef text = (*log)->getBuffer();
-    size_t used = text.find("Used ");
-    int64_t count;
-    if (used != llvm::StringRef::npos && !text.substr(used + 5)
-                                              .take_while(llvm::isDigit)
-                                              .getAsInteger(10, count))
-      registers = count;
-  }
-  auto buffer = llvm::MemoryBuffer::getFile(cubinPath, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return reportError(op, "cannot read the cubin ptxas wrote");
-  cubin = (*buffer)->getBuffer().str();
+  llvm::StringRef text = run->log;
+  size_t used = text.find("Used ");
+  int64_t count;
+  if (used != llvm::StringRef::npos &&
+      !text.substr(used + 5).take_while(llvm::isDigit).getAsInteger(10, count))
+    registers = count;
+  cubin = std::move(run->output);
   return success();
 }
 
