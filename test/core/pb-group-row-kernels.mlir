@@ -99,6 +99,43 @@ func.func @layernorm_then_copy(%x: memref<32x768xf32>, %g: memref<768xf32>, %y: 
   return
 }
 
+// Unit loops count for none: a batch of one (1x16 rows) reduced into a
+// kept dimension, the mean computed over 16 values read through it, the
+// centered row over all three loops.
+// CHECK-LABEL: func.func @unit_dims
+// CHECK: linalg.fill {pb.row_kernel = 0 : i64}
+// CHECK: linalg.generic {{.*}} {pb.row_kernel = 0 : i64}
+// CHECK: linalg.generic {{.*}} {pb.row_kernel = 0 : i64}
+// CHECK: linalg.generic {{.*}} {pb.row_kernel = 0 : i64}
+func.func @unit_dims(%x: memref<1x16x768xf32>, %y: memref<1x16x768xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 768.0 : f32
+  %s = memref.alloc() : memref<1x16xf32>
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x16xf32>)
+  linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : memref<1x16x768xf32>) outs(%s : memref<1x16xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.addf %acc, %in : f32
+    linalg.yield %r : f32
+  }
+  %m = memref.alloc() : memref<16xf32>
+  linalg.generic {indexing_maps = [affine_map<(d) -> (0, d)>, #id1], iterator_types = ["parallel"]}
+      ins(%s : memref<1x16xf32>) outs(%m : memref<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.divf %in, %n : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (b)>, affine_map<(a, b, c) -> (a, b, c)>],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %m : memref<1x16x768xf32>, memref<16xf32>) outs(%y : memref<1x16x768xf32>) {
+  ^bb0(%in: f32, %mean: f32, %out: f32):
+    %r = arith.subf %in, %mean : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
 // CHECK-LABEL: func.func @not_row_kernels
 // CHECK-NOT: pb.row_kernel
 // CHECK: return

@@ -75,8 +75,10 @@ static bool isRowKernelElementType(Type type) {
   return isa<Float16Type, BFloat16Type, Float32Type>(type);
 }
 
-std::optional<SmallVector<int64_t>>
-mlir::pb::getRowKernelDims(linalg::LinalgOp op, OpOperand &operand) {
+/// Per dimension of `operand`'s buffer, the loop it runs along, or -1 for
+/// a unit dimension indexed by 0; nothing for other indexings.
+static std::optional<SmallVector<int64_t>> getLoopDims(linalg::LinalgOp op,
+                                                       OpOperand &operand) {
   auto type = dyn_cast<MemRefType>(operand.get().getType());
   if (!type)
     return std::nullopt;
@@ -94,6 +96,45 @@ mlir::pb::getRowKernelDims(linalg::LinalgOp op, OpOperand &operand) {
       return std::nullopt;
     dims.push_back(-1);
   }
+  return dims;
+}
+
+/// The extents other than 1.
+static SmallVector<int64_t> nonUnit(ArrayRef<int64_t> extents) {
+  return llvm::filter_to_vector(extents, [](int64_t e) { return e != 1; });
+}
+
+bool mlir::pb::isFullRowOp(linalg::GenericOp op, const RowKernel &kernel) {
+  if (op.getNumReductionLoops() > 0)
+    return true;
+  SmallVector<int64_t> loops = op.getStaticLoopRanges();
+  return !loops.empty() && loops.back() == kernel.row &&
+         nonUnit(ArrayRef(loops).drop_back()) == nonUnit(kernel.outer);
+}
+
+std::optional<SmallVector<int64_t>>
+mlir::pb::getRowKernelDims(linalg::LinalgOp op, OpOperand &operand,
+                           const RowKernel &kernel) {
+  std::optional<SmallVector<int64_t>> loopDims = getLoopDims(op, operand);
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!loopDims || !generic)
+    return std::nullopt;
+  // Loops of extent 1 run along no kernel dimension; the others along the
+  // outer ones in order, and the row's loop (the last of an op along the
+  // row) along the row.
+  SmallVector<int64_t> loops = generic.getStaticLoopRanges();
+  bool fullRow = isFullRowOp(generic, kernel);
+  SmallVector<int64_t> kernelDimOfLoop(loops.size(), -1);
+  int64_t next = 0;
+  for (auto [i, extent] : llvm::enumerate(loops)) {
+    if (fullRow && i + 1 == loops.size())
+      kernelDimOfLoop[i] = kernel.outer.size();
+    else if (extent != 1)
+      kernelDimOfLoop[i] = next++;
+  }
+  SmallVector<int64_t> dims;
+  for (int64_t loop : *loopDims)
+    dims.push_back(loop < 0 ? -1 : kernelDimOfLoop[loop]);
   return dims;
 }
 
@@ -152,7 +193,7 @@ static bool checkGeneric(linalg::GenericOp op, SmallVector<int64_t> &outer,
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     if (!type || !type.hasStaticShape() ||
         !isRowKernelElementType(type.getElementType()) ||
-        !getRowKernelDims(op, operand)) {
+        !getLoopDims(op, operand)) {
       why = "an operand that is not a static f16, bf16 or f32 buffer "
             "indexed by the loops";
       return false;
@@ -166,7 +207,7 @@ static bool checkGeneric(linalg::GenericOp op, SmallVector<int64_t> &outer,
   unsigned numLoops = ranges.size();
   isReduction = op.getNumReductionLoops() > 0;
   if (isReduction) {
-    if (numLoops < 2 || !getRowReduction(op)) {
+    if (numLoops < 2 || !getRowReduction(op) || ranges.back() == 1) {
       why = "not one fold along the innermost loop";
       return false;
     }
@@ -176,17 +217,20 @@ static bool checkGeneric(linalg::GenericOp op, SmallVector<int64_t> &outer,
   }
   // A reduction or an elementwise op over the rows: outer loops, then the
   // row; an elementwise op of one value per row: the outer loops only.
+  // Loops of extent 1 (a batch of one, a kept dimension) count for none.
   ArrayRef<int64_t> loops(ranges);
   if (outer.empty()) {
     if (!isReduction)
       return true; // the shape comes from the kernel's first reduction
-    outer.assign(loops.begin(), loops.end() - 1);
+    outer = nonUnit(loops.drop_back());
+    if (outer.empty())
+      outer = {1}; // one row
     row = loops.back();
     return true;
   }
-  if (loops.drop_back() == ArrayRef<int64_t>(outer) && loops.back() == row)
+  if (nonUnit(loops.drop_back()) == nonUnit(outer) && loops.back() == row)
     return true;
-  if (!isReduction && loops == ArrayRef<int64_t>(outer))
+  if (!isReduction && nonUnit(loops) == nonUnit(outer))
     return true;
   why = "loops other than the kernel's rows";
   return false;

@@ -25,9 +25,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/Math/Transforms/Passes.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -118,9 +115,9 @@ static bool analyzeEpilogue(linalg::GenericOp epilogue, Value cMem,
       why = "an epilogue output that is not a permutation of C";
       return false;
     }
-    if (failed(getStrides(type)) || !isPlanBuffer(operand.get(), func)) {
+    if (failed(getStrides(type)) || !getPlanBase(operand.get(), func)) {
       why = "an epilogue buffer that is not a whole entry argument or "
-            "temporary with static strides";
+            "temporary (or a reshaped view of one) with static strides";
       return false;
     }
     buffers.push_back(operand.get());
@@ -369,9 +366,10 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitKernel(mlir::ModuleOp module,
   }
   for (Value buffer : buffers) {
     auto type = dyn_cast<MemRefType>(buffer.getType());
-    if (!type || failed(getStrides(type)) || !isPlanBuffer(buffer, func))
+    if (!type || failed(getStrides(type)) || !getPlanBase(buffer, func))
       return refuse("a buffer that is not a whole entry argument or "
-                    "temporary with static strides");
+                    "temporary (or a reshaped view of one) with static "
+                    "strides");
   }
 
   // The epilogue now runs in the kernel: what S2 placed between the two
@@ -385,10 +383,14 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitKernel(mlir::ModuleOp module,
   // The kernel's arguments: each buffer once; C only where it is read (its
   // values added) or written (no epilogue).
   bool usesC = fills.empty() || !epilogue;
+  // Views of a buffer view its base pointer with their own shape and
+  // strides.
   SmallVector<Value> kernelBuffers;
-  for (auto [i, buffer] : llvm::enumerate(buffers))
-    if ((i != 2 || usesC) && !llvm::is_contained(kernelBuffers, buffer))
-      kernelBuffers.push_back(buffer);
+  for (auto [i, buffer] : llvm::enumerate(buffers)) {
+    Value base = getPlanBase(buffer, func);
+    if ((i != 2 || usesC) && !llvm::is_contained(kernelBuffers, base))
+      kernelBuffers.push_back(base);
+  }
 
   // The kernel.
   std::string name = llvm::formatv("{0}_tile{1}", func.getName(), counter++);
@@ -410,8 +412,9 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitKernel(mlir::ModuleOp module,
   KernelBuilder kb(b, loc, geometry);
   auto access = [&](unsigned i) {
     Access result;
-    result.pointer = body->getArgument(llvm::find(kernelBuffers, buffers[i]) -
-                                       kernelBuffers.begin());
+    result.pointer = body->getArgument(
+        llvm::find(kernelBuffers, getPlanBase(buffers[i], func)) -
+        kernelBuffers.begin());
     result.type = cast<MemRefType>(buffers[i].getType());
     result.tileDimOfDim = *tileDims[i];
     return result;
@@ -842,7 +845,10 @@ LogicalResult PBNVIDIAEmitTileIRPass::emitConvolution(
       host, loc,
       SymbolRefAttr::get(context, name,
                          {FlatSymbolRefAttr::get(context, name)}),
-      host.getDenseI64ArrayAttr({grid[0], grid[1], grid[2]}), buffers);
+      host.getDenseI64ArrayAttr({grid[0], grid[1], grid[2]}),
+      // An epilogue's reshaped views pass their buffers' base pointers.
+      llvm::map_to_vector(buffers,
+                          [&](Value v) { return getPlanBase(v, func); }));
   launch->setAttr(PBDialect::kKernelLaunchAttrName, host.getUnitAttr());
   SmallVector<Operation *> statements = {op};
   if (epilogue)

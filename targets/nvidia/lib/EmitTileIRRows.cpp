@@ -56,18 +56,6 @@ struct RowAccess {
 
 } // namespace
 
-/// The plan buffer `value` is or views (through reshapes and casts), or
-/// null.
-static Value getPlanBase(Value value, func::FuncOp func) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp>(
-            def))
-      break;
-    value = def->getOperand(0);
-  }
-  return isPlanBuffer(value, func) ? value : Value();
-}
-
 /// Whether `base` (a plan buffer) is used other than by `ops` and its
 /// deallocation, directly or through views.
 static bool isUsedOutside(Value base,
@@ -134,8 +122,12 @@ void nvidia::emitRowKernel(mlir::ModuleOp module, func::FuncOp func,
   DenseMap<Value, SmallVector<int64_t>> dimsOf;
   for (Operation *op : kernel.ops)
     if (auto generic = dyn_cast<linalg::GenericOp>(op))
-      for (OpOperand &operand : generic->getOpOperands())
-        dimsOf[operand.get()] = *getRowKernelDims(generic, operand);
+      for (OpOperand &operand : generic->getOpOperands()) {
+        SmallVector<int64_t> dims = *getRowKernelDims(generic, operand, kernel);
+        auto [it, inserted] = dimsOf.try_emplace(operand.get(), dims);
+        if (!inserted && it->second != dims)
+          return refuse("a buffer accessed along different dimensions");
+      }
   auto accessOf = [&](Value memref) {
     RowAccess access;
     access.memref = memref;
@@ -143,6 +135,20 @@ void nvidia::emitRowKernel(mlir::ModuleOp module, func::FuncOp func,
     access.dims = dimsOf.lookup(memref);
     return access;
   };
+  // Views of one buffer that reach the same elements of each tile (they
+  // differ in unit dimensions only: a reshape adding a batch of one) are
+  // one value of the kernel: `canonical` maps each to the first.
+  auto layoutOf = [&](const RowAccess &access) {
+    SmallVector<std::pair<int64_t, int64_t>> layout;
+    auto type = cast<MemRefType>(access.memref.getType());
+    SmallVector<int64_t> strides = *getStrides(type);
+    for (auto [i, dim] : llvm::enumerate(access.dims))
+      if (dim >= 0 && type.getDimSize(i) != 1)
+        layout.push_back({dim, strides[i]});
+    llvm::sort(layout);
+    return layout;
+  };
+  DenseMap<Value, Value> canonical;
   llvm::SetVector<Value> written;
   DenseMap<Value, SmallVector<Value>> accessesOfBase;
   for (Operation *op : kernel.ops) {
@@ -160,7 +166,16 @@ void nvidia::emitRowKernel(mlir::ModuleOp module, func::FuncOp func,
                       "strides");
       if (type.getRank() == 0)
         return refuse("a rank-0 buffer");
-      accessesOfBase[access.base].push_back(memref);
+      SmallVector<Value> &same = accessesOfBase[access.base];
+      if (!canonical.count(memref)) {
+        canonical[memref] = memref;
+        for (Value other : same)
+          if (layoutOf(accessOf(other)) == layoutOf(access)) {
+            canonical[memref] = canonical[other];
+            break;
+          }
+      }
+      same.push_back(memref);
     }
     if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
       for (Value out : dps.getDpsInits())
@@ -169,7 +184,7 @@ void nvidia::emitRowKernel(mlir::ModuleOp module, func::FuncOp func,
   for (Value out : written) {
     Value base = getPlanBase(out, func);
     for (Value other : accessesOfBase[base])
-      if (other != out)
+      if (canonical[other] != canonical[out])
         return refuse("a buffer written and accessed through different "
                       "views");
   }
@@ -349,7 +364,7 @@ void nvidia::emitRowKernel(mlir::ModuleOp module, func::FuncOp func,
   // The buffers' values as the kernel has them so far (2-d tiles).
   DenseMap<Value, Value> current;
   auto read = [&](Value memref) {
-    Value &value = current[memref];
+    Value &value = current[canonical[memref]];
     if (!value)
       value = load(accessOf(memref));
     return value;
@@ -385,13 +400,13 @@ void nvidia::emitRowKernel(mlir::ModuleOp module, func::FuncOp func,
     if (auto fill = dyn_cast<linalg::FillOp>(op)) {
       Value out = fill.getOutputs()[0];
       auto element = cast<FloatType>(getElementTypeOrSelf(out.getType()));
-      current[out] =
+      current[canonical[out]] =
           kb.splat(shape2d(accessOf(out)), element, getFillValue(fill));
       continue;
     }
     auto generic = cast<linalg::GenericOp>(op);
     Block *scalarBody = generic.getBlock();
-    bool fullRow = generic.getNumLoops() == static_cast<unsigned>(p + 1);
+    bool fullRow = isFullRowOp(generic, kernel);
     SmallVector<int64_t> shape = {tm, fullRow ? rpad : 1};
     std::optional<RowReduction> reduction = getRowReduction(generic);
     IRMapping mapping;
@@ -409,7 +424,7 @@ void nvidia::emitRowKernel(mlir::ModuleOp module, func::FuncOp func,
       for (auto [out, yielded] :
            llvm::zip(generic.getDpsInits(),
                      scalarBody->getTerminator()->getOperands()))
-        current[out] = mapping.lookup(yielded);
+        current[canonical[out]] = mapping.lookup(yielded);
       continue;
     }
     // The fold along the row, the padding past its end masked to the
@@ -471,14 +486,16 @@ void nvidia::emitRowKernel(mlir::ModuleOp module, func::FuncOp func,
                                           reduce.getResult(0));
     Value out = generic.getDpsInitOperand(0)->get();
     Value accumulator = broadcastTo(read(out), {tm, 1});
-    current[out] = combine(b, accumulator, folded);
+    current[canonical[out]] = combine(b, accumulator, folded);
   }
 
-  // The results the rest of the program reads, stored once.
+  // The results the rest of the program reads, stored once (each buffer
+  // through one of its views).
+  llvm::SmallPtrSet<Value, 8> stored;
   for (Value out : written) {
     Value base = getPlanBase(out, func);
-    if (isUsedOutside(base, kernelOps))
-      store(accessOf(out), current[out]);
+    if (isUsedOutside(base, kernelOps) && stored.insert(base).second)
+      store(accessOf(out), current[canonical[out]]);
   }
   tir::ReturnOp::create(b, loc);
   SmallVector<Type> argTypes(body->getArgumentTypes());

@@ -193,3 +193,13 @@ int64_t nvidia::getGridUnits(const ChipDesc &chip) {
   const ComputeLevelDesc *grid = chip.getComputeLevel(ComputeLevelKind::Grid);
   return grid ? std::max<int64_t>(1, grid->physicalUnits) : 1;
 }
+
+Value nvidia::getPlanBase(Value value, func::FuncOp func) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp>(
+            def))
+      break;
+    value = def->getOperand(0);
+  }
+  return isPlanBuffer(value, func) ? value : Value();
+}

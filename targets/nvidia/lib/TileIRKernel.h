@@ -189,6 +189,11 @@ Value translateScalarOp(KernelBuilder &kb, Operation *op,
 /// an allocation of the entry.
 bool isPlanBuffer(Value value, func::FuncOp func);
 
+/// The plan buffer `value` is or views through reshapes and casts (its
+/// elements at the same offsets from the same base: a kernel takes the base
+/// pointer and views it with `value`'s own shape and strides), or null.
+Value getPlanBase(Value value, func::FuncOp func);
+
 /// The chip's SMs (the grid level's units): tiles are halved while a grid
 /// has fewer.
 int64_t getGridUnits(const ChipDesc &chip);

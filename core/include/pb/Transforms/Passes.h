@@ -97,11 +97,10 @@ bool hasMixedPrecisionMatrixUnits(const ChipDesc &chip);
 
 /// A row kernel (pb-group-row-kernels): linalg ops on buffers over the same
 /// rows, reductions along the row and elementwise ops, in program order,
-/// and their shape. Every generic op's loop i runs along kernel dimension i:
-/// the outer loops, then (but in ops of one value per row) the row.
+/// and their shape: the outer loops' extents other than 1 (`{1}` when all
+/// are 1: one row), then the row's length.
 struct RowKernel {
   llvm::SmallVector<Operation *> ops;
-  /// The outer loops' extents (at least one) and the row's length.
   llvm::SmallVector<int64_t> outer;
   int64_t row = 0;
 };
@@ -119,11 +118,18 @@ struct RowReduction {
 /// by one add, multiply, maximum or minimum, else nothing.
 std::optional<RowReduction> getRowReduction(linalg::GenericOp op);
 
-/// For `operand` of a row kernel's op: per dimension of its buffer, the
-/// loop it runs along, or -1 for a unit dimension indexed by 0; nothing
-/// for other indexings.
-std::optional<llvm::SmallVector<int64_t>> getRowKernelDims(linalg::LinalgOp op,
-                                                           OpOperand &operand);
+/// Whether the generic `op` of `kernel` runs along the row (a reduction, or
+/// elementwise over the rows) rather than over one value per row.
+bool isFullRowOp(linalg::GenericOp op, const RowKernel &kernel);
+
+/// For `operand` of an op of `kernel`: per dimension of its buffer, the
+/// kernel dimension it runs along (0 to outer.size() - 1 the outer ones,
+/// outer.size() the row), or -1 where it is only ever indexed by 0 (a unit
+/// dimension, or one along a loop of extent 1); nothing for other
+/// indexings.
+std::optional<llvm::SmallVector<int64_t>>
+getRowKernelDims(linalg::LinalgOp op, OpOperand &operand,
+                 const RowKernel &kernel);
 
 /// Checks that `ops` (linalg.fill and linalg.generic ops, in program order)
 /// form a row kernel, and its shape; `why` otherwise.
