@@ -243,6 +243,16 @@ def make_handler(explorer: Explorer):
             except ValueError:
                 return self._json(411, {"error": "Content-Length is required"})
             if length > explorer.max_request_bytes:
+                # Read what the client sends (up to a bound) before refusing:
+                # a reply while it still writes resets its connection, and it
+                # sees a broken pipe instead of the 413.
+                remaining = min(length, 8 * explorer.max_request_bytes)
+                while remaining > 0:
+                    chunk = self.rfile.read(min(remaining, 1 << 16))
+                    if not chunk:
+                        break
+                    remaining -= len(chunk)
+                self.close_connection = True
                 return self._json(413, {"error": f"the request is {length} bytes; the limit "
                                                  f"is {explorer.max_request_bytes}"})
             try:
