@@ -412,7 +412,14 @@ LogicalResult Reader::readOp(Cursor &c, OpBuilder &b) {
                   : ArrayRef<int32_t>{1, int32_t(n), token ? 1 : 0}));
   };
 
+  // One region of one block, read after the operation's other parts.
   Region *regionBody = nullptr;
+  auto region = [&] {
+    expect(1);
+    if (c.byte() != 1)
+      c.fail();
+    regionBody = state.addRegion();
+  };
   switch (code) {
   case kMakeToken:
     name("make_token");
@@ -468,10 +475,7 @@ LogicalResult Reader::readOp(Cursor &c, OpBuilder &b) {
     types();
     expect(0);
     operands(c.varint());
-    expect(1); // one region
-    if (c.byte() != 1)
-      c.fail(); // of one block
-    regionBody = state.addRegion();
+    region();
     break;
   }
   case kReduce: {
@@ -497,17 +501,9 @@ LogicalResult Reader::readOp(Cursor &c, OpBuilder &b) {
     state.addAttribute("dim", b.getI32IntegerAttr(static_cast<int32_t>(dim)));
     state.addAttribute("identities", b.getArrayAttr(identities));
     operands(c.varint());
-    expect(1); // one region
-    if (c.byte() != 1)
-      c.fail(); // of one block
-    regionBody = state.addRegion();
+    region();
     break;
   }
-  case kYield:
-    name("yield");
-    expect(0);
-    operands(c.varint());
-    break;
   case kIota:
     name("iota");
     state.types.push_back(type());
@@ -531,7 +527,8 @@ LogicalResult Reader::readOp(Cursor &c, OpBuilder &b) {
   }
   case kContinue:
   case kReturn:
-    name(code == kContinue ? "continue" : "return");
+  case kYield:
+    name(code == kContinue ? "continue" : code == kReturn ? "return" : "yield");
     expect(0);
     operands(c.varint());
     break;

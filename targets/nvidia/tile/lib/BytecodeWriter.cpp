@@ -406,12 +406,6 @@ LogicalResult Writer::writeOp(Operation *op, Buffer &buf, unsigned &numOps) {
         number(op->getResults());
         return success();
       })
-      .Case([&](YieldOp) {
-        opcode(kYield);
-        encodeVarint(0, buf); // no results
-        writeOperands(op->getOperands(), buf);
-        return success();
-      })
       .Case([&](IotaOp) {
         opcode(kIota);
         if (failed(resultType()))
@@ -431,8 +425,10 @@ LogicalResult Writer::writeOp(Operation *op, Buffer &buf, unsigned &numOps) {
         return success();
       })
       .Case([&](LogOp) { return unary(kLog, none); })
-      .Case<ContinueOp, ReturnOp>([&](Operation *) {
-        opcode(isa<ContinueOp>(op) ? kContinue : kReturn);
+      .Case<ContinueOp, ReturnOp, YieldOp>([&](Operation *) {
+        opcode(isa<ContinueOp>(op) ? kContinue
+               : isa<ReturnOp>(op) ? kReturn
+                                   : kYield);
         encodeVarint(0, buf); // no results
         writeOperands(op->getOperands(), buf);
         return success();

@@ -218,14 +218,7 @@ private:
     }
     if (auto forOp = dyn_cast<ForOp>(op)) {
       in.opcode = Opcode::For;
-      Block &block = forOp.getBody().front();
-      for (BlockArgument arg : block.getArguments())
-        in.bodyArgs.push_back(define(arg));
-      if (Error err = prepareBlock(block, in.body))
-        return err;
-      for (Value v : block.getTerminator()->getOperands())
-        in.yields.push_back(use(v));
-      return Error::success();
+      return prepareRegion(forOp.getBody().front(), in);
     }
     if (auto reduce = dyn_cast<ReduceOp>(op)) {
       in.opcode = Opcode::Reduce;
@@ -239,14 +232,7 @@ private:
       for (Attribute identity : reduce.getIdentities())
         in.constant.push_back(
             cast<FloatAttr>(identity).getValue().convertToDouble());
-      Block &block = reduce.getBody().front();
-      for (BlockArgument arg : block.getArguments())
-        in.bodyArgs.push_back(define(arg));
-      if (Error err = prepareBlock(block, in.body))
-        return err;
-      for (Value v : block.getTerminator()->getOperands())
-        in.yields.push_back(use(v));
-      return Error::success();
+      return prepareRegion(reduce.getBody().front(), in);
     }
     if (isa<IotaOp>(op)) {
       in.opcode = Opcode::Iota;
@@ -342,6 +328,18 @@ private:
     if (!isFloat(in.elem))
       return unsupported(op, "on " + debugString(op.getResult(0).getType()));
     return Error::success();
+  }
+
+  /// A for's or reduce's body: its block arguments, its operations and
+  /// the terminator's operands.
+  llvm::Error prepareRegion(Block &block, Instr &in) {
+    for (BlockArgument arg : block.getArguments())
+      in.bodyArgs.push_back(define(arg));
+    if (llvm::Error err = prepareBlock(block, in.body))
+      return err;
+    for (Value v : block.getTerminator()->getOperands())
+      in.yields.push_back(use(v));
+    return llvm::Error::success();
   }
 
   llvm::Error prepareBlock(Block &block, std::vector<Instr> &out) {
