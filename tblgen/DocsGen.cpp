@@ -126,7 +126,15 @@ static void emitDocs(const RecordKeeper &records, raw_ostream &os) {
     std::vector<std::string> names;
     for (const Record *c : host->getValueAsListOfDefs("HostCandidates"))
       names.push_back(("`" + c->getValueAsString("Name") + "`").str());
-    os << join(names, ", ") << ".\n\n";
+    os << join(names, ", ")
+       << ". The chip's peaks and the bandwidths of its core-scoped memory "
+          "levels are then scaled from its stated clock to the running "
+          "core's, measured once per process (a timed chain of dependent "
+          "adds, rounded to 100 MHz; `PB_HOST_CLOCK_MHZ` replaces the "
+          "measurement); its rates per cycle stay the .td's. `pb-opt "
+          "--print-target="
+       << host->getValueAsString("Name")
+       << "` prints the figures it uses and how they were found.\n\n";
   }
   for (const Record *chip : targets.getChips())
     emitChip(targets, chip, os);

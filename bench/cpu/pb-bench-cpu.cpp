@@ -16,6 +16,10 @@
 //     ratio ours/OpenBLAS, max error vs OpenBLAS);
 //   - ResNet-50 conv2d layers, batch 1, NHWC (GFLOP/s, checked against a
 //     naive C++ reference);
+//   - the vector units' peaks: f32 FMA, VDPBF16PS and VPDPBUSD issued as
+//     fast as the cores go (UnitPeaks.h), against the peaks that
+//     `pb-opt --print-target` states for the target (GFLOP/s, ratio
+//     measured/stated);
 //   - softmax, layernorm, RMSNorm and a 6-op elementwise chain: effective
 //     bandwidth
 //     (bytes the program must read and write / time) as a fraction of a
@@ -28,6 +32,8 @@
 // 1. Not run by any test: see bench/README.md.
 //
 //===----------------------------------------------------------------------===//
+
+#include "UnitPeaks.h"
 
 #include "pb/Support/OutputFile.h"
 #include "polyblocks-c/PolyBlocks.h"
@@ -546,7 +552,11 @@ struct Result {
   std::string failure; // "" when the case compiled and ran
   double compileSeconds = NAN;
 
+  /// A row with no result to check (the units' peaks).
+  bool unchecked() const { return checkedAgainst.empty(); }
   bool ok() const {
+    if (unchecked())
+      return failure.empty();
     return failure.empty() && !(error > errorTolerance) && !std::isnan(error);
   }
 };
@@ -579,6 +589,7 @@ public:
   void layernorm(int64_t rows, int64_t cols);
   void rmsnorm(int64_t rows, int64_t cols);
   void elementwiseChain(int64_t rows, int64_t cols);
+  void unitPeaks();
 
   void print(FILE *out) const;
   bool writeCsv(const std::string &path) const;
@@ -1110,6 +1121,40 @@ void Bench::elementwiseChain(int64_t rows, int64_t cols) {
   record(result);
 }
 
+/// The vector units' issue rates (UnitPeaks.h) against the peaks that
+/// `pb-opt --print-target` states for --target, per core times the threads.
+void Bench::unitPeaks() {
+  if (!selected("peak"))
+    return;
+  std::string statedError;
+  std::string exe = "/proc/self/exe";
+  char path[4096];
+  ssize_t size = readlink(exe.c_str(), path, sizeof(path) - 1);
+  std::string dir = size > 0 ? std::string(path, size) : std::string();
+  dir = dir.substr(0, dir.find_last_of('/') + 1);
+  std::vector<std::pair<std::string, double>> stated =
+      pb::bench::readStatedPeaks(dir + "pb-opt", options.target, statedError);
+  std::fprintf(stderr, "[peak] timing the vector units on %u threads...\n",
+               threads);
+  quiesce();
+  for (const pb::bench::UnitPeak &peak :
+       pb::bench::measureUnitPeaks(threads, options.runs)) {
+    Result result;
+    result.name = "peak " + peak.type + " (" + peak.instruction + ")";
+    result.unit = "GFLOP/s";
+    result.ours = peak.gops;
+    result.baselineName = "stated by " + options.target;
+    for (const auto &[type, gflops] : stated)
+      if (type == peak.type)
+        result.baseline = gflops * threads;
+    if (!std::isnan(result.baseline))
+      result.ratio = result.ours / result.baseline;
+    else if (!statedError.empty())
+      result.baselineName += " (" + statedError + ")";
+    record(result);
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Output
 //===----------------------------------------------------------------------===//
@@ -1154,11 +1199,14 @@ void Bench::print(FILE *out) const {
                                : number(r.ratio) + "x";
     std::string baselineMs =
         std::isnan(r.baselineMs) ? "—" : format("%.3f", r.baselineMs);
-    std::string error = format("%.1e", r.error) + " vs " + r.checkedAgainst +
-                        (r.ok() ? "" : " **MISMATCH**");
+    std::string error = r.unchecked() ? std::string("—")
+                                      : format("%.1e", r.error) + " vs " +
+                                            r.checkedAgainst +
+                                            (r.ok() ? "" : " **MISMATCH**");
     std::fprintf(out, "| %s | %s | %s | %s | %s | %s | %s |\n", r.name.c_str(),
                  valueText(r.ours, r.unit).c_str(), baseline.c_str(),
-                 ratio.c_str(), format("%.3f", r.oursMs).c_str(),
+                 ratio.c_str(),
+                 std::isnan(r.oursMs) ? "—" : format("%.3f", r.oursMs).c_str(),
                  baselineMs.c_str(), error.c_str());
   }
 }
@@ -1308,7 +1356,9 @@ int main(int argc, char **argv) {
   bench.conv2d(56, 56, 128, 3, 3, 128, 2, 1);
   bench.conv2d(14, 14, 256, 3, 3, 256, 1, 1);
   bench.conv2d(7, 7, 512, 3, 3, 512, 1, 1);
-  // 3. Memory-bound programs against copy bandwidth.
+  // 3. What the vector units issue, against the target's stated peaks.
+  bench.unitPeaks();
+  // 4. Memory-bound programs against copy bandwidth.
   bench.softmax(4096, 1024);
   bench.layernorm(4096, 1024);
   bench.rmsnorm(4096, 1024);

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pb/Target/TargetRegistry.h"
+#include "pb/Target/HostClock.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -102,8 +103,15 @@ Expected<const ChipDesc *> resolveTarget(StringRef name) {
   if (entry->chip)
     return entry->chip;
   if (const ChipDesc *chip =
-          resolveHostCandidates(*entry, sys::getHostCPUFeatures()))
-    return chip;
+          resolveHostCandidates(*entry, sys::getHostCPUFeatures())) {
+    // The candidate's figures at the running core's clock (HostClock.h).
+    Expected<HostClock> clock = getHostClock();
+    if (!clock)
+      return createStringError(inconvertibleErrorCode(),
+                               "target '" + name +
+                                   "': " + toString(clock.takeError()));
+    return getChipAtClock(*chip, clock->mhz);
+  }
   SmallVector<StringRef> candidates;
   for (const ChipDesc *candidate : entry->hostCandidates)
     candidates.push_back(candidate->name);
@@ -208,6 +216,22 @@ void printTarget(raw_ostream &os, const TargetRegistryEntry &entry) {
     return;
   }
   os << "  resolves on this machine to: " << (*chip)->name << "\n";
+  // How the figures below differ from the chip's .td: peaks and the
+  // core's bandwidths follow the running core's clock.
+  Expected<HostClock> clock = getHostClock();
+  const ChipDesc *stated = lookupTargetEntry((*chip)->name)
+                               ? lookupTargetEntry((*chip)->name)->chip
+                               : nullptr;
+  if (clock && clock->mhz > 0 && stated && stated->clockMHz > 0)
+    os << formatv("  clock on this machine: {0} MHz ({1}); peaks and the "
+                  "bandwidths of core-scoped memory levels are {2}'s .td "
+                  "figures x {0} / {3} MHz (its units' rates per cycle, "
+                  "times this clock); per core: x the cores a kernel "
+                  "uses\n",
+                  clock->mhz, clock->source, stated->name, stated->clockMHz);
+  else if (clock)
+    os << "  clock on this machine: unknown (" << clock->source
+       << "); the figures are the .td's\n";
   printChip(os, **chip);
 }
 

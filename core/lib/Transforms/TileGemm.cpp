@@ -67,6 +67,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -436,14 +437,17 @@ void TileGemmBuilder::chooseBlocks() {
     return;
   }
   // Dot products (and loads) issued per cycle: the chip's vector peak for
-  // the operand type over one unit's operations per cycle; 1 where it
+  // the operand type over one unit's operations per cycle, in quarters (a
+  // host chip's peaks follow its measured clock and round to whole
+  // GFLOP/s: the rate per cycle must not move with them); 1 where it
   // states none.
   double perCycle = 1;
   if (chip.costModel && chip.clockMHz > 0)
     if (int64_t peak = chip.costModel->getPeakGFLOPs(unit.aType, "vector"))
-      perCycle =
-          std::max(1.0, peak * 1000.0 /
-                            (chip.clockMHz * 2.0 * unit.m * unit.n * unit.k));
+      perCycle = std::max(
+          1.0, std::round(4.0 * peak * 1000.0 /
+                          (chip.clockMHz * 2.0 * unit.m * unit.n * unit.k)) /
+                   4.0);
   // A step of the K loop takes the longest of its MT x NT dot products, its
   // MT + NT loads, and the unit's latency (each accumulator's chain): the
   // block's time is the steps of all blocks over the padded M x N. The
