@@ -163,7 +163,12 @@ func.func @conv(%in: memref<2x9x9x16xbf16>, %f: memref<3x3x16x24xbf16>,
 // CHECK: memref.alloc() {{.*}} : memref<64x80xi32>
 // CHECK: %[[BP:.*]] = memref.alloc() {{.*}} : memref<32x80x4xi8>
 // CHECK: memref.collapse_shape %[[BP]] {{\[}}[0], [1, 2]] : memref<32x80x4xi8> into memref<32x320xi8>
-// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<128x64xi8>) outs(%{{.*}} : memref<32x64x4xi8, strided<[320, 4, 1]>>)
+// B's quads packed in registers: four rows interleaved by bytes, then by
+// byte pairs.
+// CHECK: %[[Q01:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 16, 1, 17, {{.*}}] : vector<16xi8>, vector<16xi8>
+// CHECK: %[[Q23:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 16, 1, 17, {{.*}}] : vector<16xi8>, vector<16xi8>
+// CHECK: vector.shuffle %[[Q01]], %[[Q23]] [0, 1, 32, 33, 2, 3, 34, 35, {{.*}}, 30, 31, 62, 63] : vector<32xi8>, vector<32xi8>
+// CHECK: vector.transfer_write {{.*}} : vector<64xi8>, memref<32x320xi8>
 // CHECK: amx.tile_load {{.*}} into !amx.tile<16x64xi8>
 // CHECK: amx.tile_muli {{.*}} : !amx.tile<16x64xi8>, !amx.tile<16x64xi8>, !amx.tile<16x16xi32>
 // CHECK: linalg.generic

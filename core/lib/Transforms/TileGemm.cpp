@@ -192,8 +192,8 @@ private:
   /// Packs B into `bRows`, its (batch..., K / V, Np x V) view, with vector
   /// loads of V of its rows along N, interleaved by a shuffle and stored as
   /// one row of `bRows`, in tasks over (batch..., K / V) on `level`. Only
-  /// where B's innermost index is the N loop alone and V is 2; returns false
-  /// (and emits nothing) otherwise.
+  /// where B's innermost index is the N loop alone and V is 2 or 4; returns
+  /// false (and emits nothing) otherwise.
   bool packBRows(Value bMem, Value bRows, StringAttr level);
   /// Packs B into `bRows` where B's innermost index is the K loop alone
   /// (x @ W^T, k^T of attention scores): B read as 32-bit groups of V
@@ -546,7 +546,7 @@ bool TileGemmBuilder::packBRows(Value bMem, Value bRows, StringAttr level) {
   OpOperand *bOperand = op.getDpsInputOperand(1);
   AffineMap mapB = op.getMatchingIndexingMap(bOperand);
   auto last = dyn_cast<AffineDimExpr>(mapB.getResult(mapB.getNumResults() - 1));
-  if (vnni != 2 || !last || last.getPosition() != dims.n ||
+  if ((vnni != 2 && vnni != 4) || !last || last.getPosition() != dims.n ||
       bBatch.size() != batchSizes.size() ||
       llvm::any_of(dims.kOuter, [&](unsigned d) { return ranges[d] != 1; }))
     return false;
@@ -582,7 +582,17 @@ bool TileGemmBuilder::packBRows(Value bMem, Value bRows, StringAttr level) {
     rows.push_back(vector::TransferReadOp::create(b, rowType, bMem, index, zero,
                                                   ArrayRef<bool>{inBounds}));
   }
+  // Rows 0 and 1 (and 2 and 3) interleaved element by element; four rows
+  // then as pairs of those: each column's V elements side by side.
   Value pairs = vector::ShuffleOp::create(b, rows[0], rows[1], interleave);
+  if (vnni == 4) {
+    Value high = vector::ShuffleOp::create(b, rows[2], rows[3], interleave);
+    SmallVector<int64_t> quads;
+    for (int64_t i = 0; i < lanes; ++i)
+      quads.append(
+          {2 * i, 2 * i + 1, 2 * lanes + 2 * i, 2 * lanes + 2 * i + 1});
+    pairs = vector::ShuffleOp::create(b, pairs, high, quads);
+  }
   SmallVector<Value> out(ivs.begin(), ivs.begin() + nb + 1);
   out.push_back(b.createOrFold<arith::MulIOp>(column, idx(vnni)));
   // Np, a multiple of the accumulator block's columns, and the padding past
@@ -888,7 +898,7 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
       collapse.push_back({int64_t(i)});
     collapse.push_back({int64_t(nbB + 1), int64_t(nbB + 2)});
     bRows = memref::CollapseShapeOp::create(b, bp, collapse);
-    // Two of B's rows at a time, interleaved in registers, where its rows
+    // V of B's rows at a time, interleaved in registers, where its rows
     // run along N; squares of K groups x columns transposed in registers
     // where they run along K; else a generic over (batch..., k / V, n, V).
     if (!packBRows(bMem, bRows, level) &&
@@ -918,7 +928,9 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
     linalg::FillOp::create(b,
                            ValueRange{arith::ConstantIntOp::create(b, i32, 0)},
                            ValueRange{bSums});
-    // Over (B's batch..., np, Kp / V, V) of B's packed (..., Kp / V, Np, V).
+    // Over B's packed (..., Kp / V, Np, V) in its order, (batch..., Kp / V,
+    // np, V): each packed row adds to every column's sum (a column's sum
+    // down its K groups would read one group per row, Np x V bytes apart).
     Value packed = bp;
     if (!packed) {
       SmallVector<ReassociationIndices> expand;
@@ -936,13 +948,15 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
       in.push_back(getAffineDimExpr(i, ctx));
       out.push_back(getAffineDimExpr(i, ctx));
     }
-    in.push_back(getAffineDimExpr(nbB + 1, ctx));
     in.push_back(getAffineDimExpr(nbB, ctx));
+    in.push_back(getAffineDimExpr(nbB + 1, ctx));
     in.push_back(getAffineDimExpr(nbB + 2, ctx));
-    out.push_back(getAffineDimExpr(nbB, ctx));
-    SmallVector<utils::IteratorType> iterators(nbB + 1,
+    out.push_back(getAffineDimExpr(nbB + 1, ctx));
+    SmallVector<utils::IteratorType> iterators(nbB,
                                                utils::IteratorType::parallel);
-    iterators.append(2, utils::IteratorType::reduction);
+    iterators.append({utils::IteratorType::reduction,
+                      utils::IteratorType::parallel,
+                      utils::IteratorType::reduction});
     linalg::GenericOp::create(
         b, TypeRange(), ValueRange{source}, ValueRange{bSums},
         ArrayRef<AffineMap>{AffineMap::get(count, 0, in, ctx),
