@@ -83,9 +83,34 @@ func.func @matmul_edges(%a: memref<33x3000xbf16>, %b: memref<3000x47xbf16>,
 
 // -----
 
-// Where the unit does not fit, the FMA micro-kernel: a K that is odd (its
-// pairs would read past K), fewer rows than a tile, f32 operands.
-// EXPLAIN: matrix units: not on AMX_BF16_16x16x32_F32: K (129) is not a multiple of the 2 elements that share a 32-bit lane of B's tile
+// A K that is no multiple of the quads, on the chip's only int8 unit:
+// padded, A packed with zeros past K, B's full quads packed by one generic
+// and its last two rows into the first lanes of packed row 32 by another
+// (the fill leaves the other lanes zero).
+// EXPLAIN: MxNxK 64x64x130 -> AMX_I8_16x16x64_I32 tiles, {{.*}}, KC=192, {{.*}}; A packed, B packed
+// CHECK: #[[ROW128:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d2 + 128, d1)>
+// CHECK-LABEL: func.func @odd_k
+// CHECK: %[[AP:.*]] = memref.alloc() {{.*}} : memref<64x256xi8>
+// CHECK: linalg.fill {{.*}} outs(%[[AP]] : memref<64x256xi8>)
+// CHECK: %[[BP:.*]] = memref.alloc() {{.*}} : memref<48x80x4xi8>
+// CHECK: linalg.fill {{.*}} outs(%[[BP]] : memref<48x80x4xi8>)
+// CHECK: %[[QUADS:.*]] = memref.subview %[[BP]][0, 0, 0] [32, 64, 4]
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<130x64xi8>) outs(%[[QUADS]] :
+// CHECK: %[[LAST:.*]] = memref.subview %[[BP]][32, 0, 0] [1, 64, 2]
+// CHECK: linalg.generic {indexing_maps = [#[[ROW128]], #{{.*}}], {{.*}} ins(%{{.*}} : memref<130x64xi8>) outs(%[[LAST]] :
+// CHECK: amx.tile_muli
+func.func @odd_k(%a: memref<64x130xi8>, %b: memref<130x64xi8>,
+                 %c: memref<64x64xi32>) {
+  linalg.matmul ins(%a, %b : memref<64x130xi8>, memref<130x64xi8>)
+                outs(%c : memref<64x64xi32>)
+  return
+}
+
+// -----
+
+// Where the unit does not fit, the FMA micro-kernel: a K that is odd (the
+// FMA reads it as it is), fewer rows than a tile, f32 operands.
+// EXPLAIN: matrix units: not on AMX_BF16_16x16x32_F32: K (129) is not a multiple of the 2 elements that share a 32-bit lane of B's tile (padded only where no other unit takes these types)
 // EXPLAIN: MxNxK 64x64x129 -> VFMA_BF16_1x16x1_F32 register tile
 // EXPLAIN: matrix units: not on AMX_BF16_16x16x32_F32: M x N x K 8x64x128 is smaller than the unit's 16x16x32 tile
 // EXPLAIN: MxNxK 8x64x128 -> VFMA_BF16_1x16x1_F32 register tile

@@ -24,9 +24,8 @@ rewrites:
   with the integer sums exact in i32 (the reference computes them in f32);
 - a 2-d convolution of one group whose input and weight are both
   dequantized, with zero weight zero points (symmetric, as the x86
-  quantizer makes them) and C x KH x KW a multiple of 4 (whole 32-bit
-  groups of i8, the int8 units' K step: an RGB stem's 3 x 7 x 7 is not),
-  into ``polyblocks::conv2d_int8`` (int8_ops.py) on x's codes padded with
+  quantizer makes them), any C x KH x KW (the integer GEMM pads K to its
+  unit's groups: an RGB stem's 3 x 7 x 7 too), into ``polyblocks::conv2d_int8`` (int8_ops.py) on x's codes padded with
   x's zero point (a padded zero of the dequantized input), minus zx' x the
   filter's sum per output channel, scaled by sx x sw and plus the bias;
 - every other ``dequantize_per_tensor(quantize_per_tensor(x))`` into its
@@ -234,12 +233,8 @@ def lower_quantized(gm: fx.GraphModule, example_inputs=None) -> bool:
         if operands is None or groups != 1 or not (stride and padding and dilation):
             continue
         source, sx, zx, qmin, qmax, qtype, wq, sw, zw = operands
-        w_shape = _shape(wq)
         zero_points = _value(gm, zw, inputs)
-        if (zero_points is None or bool(zero_points.any())
-                # K = C x KH x KW in whole 32-bit groups of i8 (the int8
-                # units' K step); else (an RGB stem's 3 x 7 x 7) it stays f32.
-                or (w_shape[1] * w_shape[2] * w_shape[3]) % 4 != 0):
+        if zero_points is None or bool(zero_points.any()):
             continue
         offset = 128 if qtype == torch.uint8 else 0
         zx_shifted = zx - offset

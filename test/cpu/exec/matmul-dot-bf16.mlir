@@ -14,6 +14,11 @@
 // another order).
 // EXPLAIN-COUNT-6: -> VDPBF16PS_BF16_1x16x2_F32 vectors
 // EXPLAIN: MxNxK 48x16x64 -> VDPBF16PS_BF16_1x16x2_F32 vectors, {{.*}}; A read in place, B packed at compile time
+// K odd: the widening FMA's micro-kernel, which reads it as it is.
+// EXPLAIN: not on VDPBF16PS_BF16_1x16x2_F32: K (129) is not a multiple
+// EXPLAIN: MxNxK 33x47x129 -> VFMA_BF16_1x16x1_F32 register tile
+// EXPLAIN: not on VDPBF16PS_BF16_1x16x2_F32: K (147) is not a multiple
+// EXPLAIN: MxNxK 18x32x147 -> VFMA_BF16_1x16x1_F32 register tile
 // ASM: vdpbf16ps
 // ASM-NOT: ldtilecfg
 // CHECK: OK decode: 300 values match the reference
@@ -23,6 +28,8 @@
 // CHECK: OK batched: 8192 values match the reference
 // CHECK: OK conv: 768 values match the reference
 // CHECK: OK heads: 1536 values match the reference
+// CHECK: OK odd_k: 1551 values match the reference
+// CHECK: OK stem: 576 values match the reference
 
 // One row (a token's decode), N no multiple of the register block.
 func.func @decode(%a: tensor<1x256xbf16>, %b: tensor<256x300xbf16>) -> tensor<1x300xf32> {
@@ -121,4 +128,26 @@ func.func @heads(%x: tensor<48x64xbf16>) -> tensor<2x48x16xf32> {
     linalg.yield %s : f32
   } -> tensor<2x48x16xf32>
   return %r : tensor<2x48x16xf32>
+}
+
+// K odd.
+func.func @odd_k(%a: tensor<33x129xbf16>, %b: tensor<129x47xbf16>) -> tensor<33x47xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<33x47xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<33x47xf32>) -> tensor<33x47xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<33x129xbf16>, tensor<129x47xbf16>)
+                     outs(%f : tensor<33x47xf32>) -> tensor<33x47xf32>
+  return %r : tensor<33x47xf32>
+}
+
+// A 7x7 stride-2 convolution of 3 channels (a ResNet stem): K = 147.
+func.func @stem(%in: tensor<2x11x11x3xbf16>, %f: tensor<7x7x3x32xbf16>) -> tensor<2x3x3x32xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x3x3x32xf32>
+  %o = linalg.fill ins(%z : f32) outs(%e : tensor<2x3x3x32xf32>) -> tensor<2x3x3x32xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>,
+                                 strides = dense<2> : tensor<2xi64>}
+      ins(%in, %f : tensor<2x11x11x3xbf16>, tensor<7x7x3x32xbf16>)
+      outs(%o : tensor<2x3x3x32xf32>) -> tensor<2x3x3x32xf32>
+  return %r : tensor<2x3x3x32xf32>
 }

@@ -14,12 +14,19 @@
 // chip has no other i8 unit).
 // EXPLAIN-COUNT-3: -> VPDPBUSD_I8_1x16x4_I32 vectors
 // EXPLAIN: MxNxK 7x20x16 -> VPDPBUSD_I8_1x16x4_I32 vectors
+// K that is no multiple of 4 (padded with zeros to the quads):
+// EXPLAIN: MxNxK 21x40x147 -> VPDPBUSD_I8_1x16x4_I32 vectors
+// EXPLAIN: MxNxK 32x64x150 -> VPDPBUSD_I8_1x16x4_I32 vectors, {{.*}}; A packed
+// EXPLAIN: MxNxK 18x32x147 -> VPDPBUSD_I8_1x16x4_I32 vectors
 // ASM: vpdpbusd
 // ASM-NOT: tdpbssd
 // CHECK: OK odd: 1551 values match the reference
 // CHECK: OK long_k: 4096 values match the reference
 // CHECK: OK transposed_b: 3072 values match the reference
 // CHECK: OK small: 140 values match the reference
+// CHECK: OK odd_k: 840 values match the reference
+// CHECK: OK odd_k_transposed: 2048 values match the reference
+// CHECK: OK stem: 576 values match the reference
 
 func.func @odd(%a: tensor<33x200xi8>, %b: tensor<200x47xi8>) -> tensor<33x47xi32> {
   %z = arith.constant 0 : i32
@@ -60,4 +67,41 @@ func.func @small(%a: tensor<7x16xi8>, %b: tensor<16x20xi8>) -> tensor<7x20xi32> 
   %r = linalg.matmul ins(%a, %b : tensor<7x16xi8>, tensor<16x20xi8>)
                      outs(%f : tensor<7x20xi32>) -> tensor<7x20xi32>
   return %r : tensor<7x20xi32>
+}
+
+// K = 147 = 3 x 7 x 7 (an RGB stem's), no multiple of the quads: its last
+// group is padded with zeros.
+func.func @odd_k(%a: tensor<21x147xi8>, %b: tensor<147x40xi8>) -> tensor<21x40xi32> {
+  %z = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<21x40xi32>
+  %f = linalg.fill ins(%z : i32) outs(%e : tensor<21x40xi32>) -> tensor<21x40xi32>
+  %r = linalg.matmul ins(%a, %b : tensor<21x147xi8>, tensor<147x40xi8>)
+                     outs(%f : tensor<21x40xi32>) -> tensor<21x40xi32>
+  return %r : tensor<21x40xi32>
+}
+
+// x @ W^T with K = 150: B's groups along K, the last one half full.
+func.func @odd_k_transposed(%x: tensor<32x150xi8>, %w: tensor<64x150xi8>) -> tensor<32x64xi32> {
+  %z = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<32x64xi32>
+  %f = linalg.fill ins(%z : i32) outs(%e : tensor<32x64xi32>) -> tensor<32x64xi32>
+  %r = linalg.matmul
+      indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                       affine_map<(m, n, k) -> (n, k)>,
+                       affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<32x150xi8>, tensor<64x150xi8>)
+      outs(%f : tensor<32x64xi32>) -> tensor<32x64xi32>
+  return %r : tensor<32x64xi32>
+}
+
+// A 7x7 stride-2 convolution of 3 channels: K = (kh, kw, c) = 147.
+func.func @stem(%in: tensor<2x11x11x3xi8>, %f: tensor<7x7x3x32xi8>) -> tensor<2x3x3x32xi32> {
+  %z = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<2x3x3x32xi32>
+  %o = linalg.fill ins(%z : i32) outs(%e : tensor<2x3x3x32xi32>) -> tensor<2x3x3x32xi32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>,
+                                 strides = dense<2> : tensor<2xi64>}
+      ins(%in, %f : tensor<2x11x11x3xi8>, tensor<7x7x3x32xi8>)
+      outs(%o : tensor<2x3x3x32xi32>) -> tensor<2x3x3x32xi32>
+  return %r : tensor<2x3x3x32xi32>
 }
