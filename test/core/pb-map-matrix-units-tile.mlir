@@ -242,3 +242,23 @@ func.func @inside_task(%a: memref<2x32x128xbf16>, %b: memref<128x64xbf16>,
   }
   return
 }
+
+// -----
+
+// A constant int8 B (a frozen weight) on VPDPBUSD: packed at compile time,
+// and its column sums (which the copy to C subtracts 128 x each of) too:
+// column n sums n - 8 + k over k < 8, 8n - 36; the padded columns 0.
+// DOTX: MxNxK 24x16x8 -> VPDPBUSD_I8_1x16x4_I32 vectors, {{.*}}; A read in place, B packed at compile time
+// DOT: memref.global "private" constant @w_column_sums : memref<16xi32> = dense<[-36, -28, -20, -12, -4, 4, 12, 20, 28, 36, 44, 52, 60, 68, 76, 84]>
+// DOT-LABEL: func.func @constant_int8
+// DOT: %[[SUMS:.*]] = memref.get_global @w_column_sums : memref<16xi32>
+// DOT-NOT: memref.alloc() {{.*}} : memref<16xi32>
+// DOT: linalg.generic {{.*}} ins(%{{.*}}, %[[SUMS]] : memref<24x16xi32, strided<[32, 1]>>, memref<16xi32>)
+// DOT-NOT: memref.dealloc %[[SUMS]]
+memref.global "private" constant @w : memref<8x16xi8> = dense<[[-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7], [-7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8], [-6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9], [-5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [-4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], [-3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], [-2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13], [-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]]>
+func.func @constant_int8(%a: memref<24x8xi8>, %c: memref<24x16xi32>) {
+  %b = memref.get_global @w : memref<8x16xi8>
+  linalg.matmul ins(%a, %b : memref<24x8xi8>, memref<8x16xi8>)
+                outs(%c : memref<24x16xi32>)
+  return
+}

@@ -212,8 +212,12 @@ private:
   /// loops; else null.
   memref::GlobalOp constantB();
   /// A new constant global of B packed as the tiles read it, (B's batch
-  /// indices...) x (Kp / V) x (Np x V), zero past K and N.
+  /// indices...) x (Kp / V) x (Np x V), zero past K and N. For VPDPBUSD,
+  /// also B's column sums, (B's batch indices...) x Np of i32, into
+  /// `constantSums`.
   memref::GlobalOp packConstantB(memref::GlobalOp source, SymbolTable &symbols);
+  /// B's column sums, computed at compile time with its packing.
+  memref::GlobalOp constantSums;
 
   linalg::LinalgOp op;
   const GemmDims &dims;
@@ -725,6 +729,8 @@ memref::GlobalOp TileGemmBuilder::packConstantB(memref::GlobalOp source,
   for (unsigned i : bBatch)
     batches *= batchSizes[i];
   std::vector<char> packed(batches * matrix * elemBytes, 0);
+  // VPDPBUSD's column sums (isVNNI: B's elements are one byte).
+  std::vector<int32_t> sums(isVNNI() ? batches * np : 0, 0);
   for (int64_t bi = 0; bi < batches; ++bi) {
     int64_t bOffset = 0;
     for (int64_t j = bBatch.size() - 1, rest = bi; j >= 0; --j) {
@@ -743,8 +749,17 @@ memref::GlobalOp TileGemmBuilder::packConstantB(memref::GlobalOp source,
             bi * matrix + (kk / vnni) * shape.back() + nn * vnni + kk % vnni;
         std::memcpy(packed.data() + to * elemBytes,
                     data.data() + from * elemBytes, elemBytes);
+        if (isVNNI())
+          sums[bi * np + nn] += static_cast<int8_t>(data[from]);
       }
     }
+  }
+  if (isVNNI()) {
+    ArrayRef<char> bytes(reinterpret_cast<const char *>(sums.data()),
+                         sums.size() * sizeof(int32_t));
+    constantSums = createPackedGlobal(
+        source, "_column_sums", batchShape(bBatch, {np}),
+        IntegerType::get(b.getContext(), 32), bytes, symbols);
   }
   return createPackedGlobal(source, "_tiles", shape, bType.getElementType(),
                             packed, symbols);
@@ -943,9 +958,14 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
   }
 
   // VPDPBUSD sums (A + 128) x B: B's column sums (over its packed rows,
-  // zeros past K and N), 128 x each, come off in the copy to C.
+  // zeros past K and N; a constant B's from the compiler), 128 x each,
+  // come off in the copy to C.
   Value bSums;
-  if (isVNNI()) {
+  if (constantSums) {
+    // Summed at compile time with B's packing.
+    bSums = memref::GetGlobalOp::create(b, constantSums.getType(),
+                                        constantSums.getSymName());
+  } else if (isVNNI()) {
     Type i32 = b.getI32Type();
     bSums = alloc(batchShape(bBatch, {np}), i32);
     linalg::FillOp::create(b,
@@ -1079,7 +1099,7 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
     memref::DeallocOp::create(b, ap);
   if (bp)
     memref::DeallocOp::create(b, bp);
-  if (bSums)
+  if (bSums && !constantSums)
     memref::DeallocOp::create(b, bSums);
   memref::DeallocOp::create(b, cp);
   return llvm::formatv("matrix units: {0} MxNxK {1}x{2}x{3} -> {4} {18}, "
