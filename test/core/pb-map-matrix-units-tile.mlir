@@ -253,7 +253,8 @@ func.func @inside_task(%a: memref<2x32x128xbf16>, %b: memref<128x64xbf16>,
 // DOT-LABEL: func.func @constant_int8
 // DOT: %[[SUMS:.*]] = memref.get_global @w_column_sums : memref<16xi32>
 // DOT-NOT: memref.alloc() {{.*}} : memref<16xi32>
-// DOT: linalg.generic {{.*}} ins(%{{.*}}, %[[SUMS]] : memref<24x16xi32, strided<[32, 1]>>, memref<16xi32>)
+// DOT: %[[SUMSV:.*]] = memref.subview %[[SUMS]][0] [16] [1]
+// DOT: linalg.generic {{.*}} ins(%{{.*}}, %[[SUMSV]] : memref<24x16xi32, strided<[32, 1]>>, memref<16xi32, strided<[1]>>)
 // DOT-NOT: memref.dealloc %[[SUMS]]
 memref.global "private" constant @w : memref<8x16xi8> = dense<[[-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7], [-7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8], [-6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9], [-5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [-4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], [-3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], [-2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13], [-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]]>
 func.func @constant_int8(%a: memref<24x8xi8>, %c: memref<24x16xi32>) {
