@@ -1138,9 +1138,17 @@ void GemmBuilder::storeVector(Value value, ArrayRef<Value> index, Value row,
 
 Value GemmBuilder::applyEpilogue(Value acc, ArrayRef<Value> cIndex,
                                  bool fullTile) {
+  return applyEpilogueToVector(b, b.getLoc(), epilogue,
+                               op.getDpsInitOperand(0)->get(), acc, cIndex,
+                               p.lanes, columnsFit(fullTile));
+}
+
+Value applyEpilogueToVector(OpBuilder &b, Location loc,
+                            linalg::GenericOp epilogue, Value cMem, Value acc,
+                            ArrayRef<Value> cIndex, int64_t lanes,
+                            bool inBounds) {
   // The epilogue's loops are the result's dimensions (identity maps).
   Block *body = epilogue.getBlock();
-  Value cMem = op.getDpsInitOperand(0)->get();
   unsigned innermost = epilogue.getNumLoops() - 1;
   IRMapping mapping;
   for (OpOperand *input : epilogue.getDpsInputOperands()) {
@@ -1154,19 +1162,19 @@ Value GemmBuilder::applyEpilogue(Value acc, ArrayRef<Value> cIndex,
     for (unsigned i = 0, e = map.getNumResults(); i < e; ++i)
       index.push_back(cIndex[map.getDimPosition(i)]);
     Type elementType = arg.getType();
-    auto vecType = VectorType::get({p.lanes}, elementType);
+    auto vecType = VectorType::get({lanes}, elementType);
     bool vectorRead = map.getNumResults() > 0 &&
                       map.getDimPosition(map.getNumResults() - 1) == innermost;
     Value value;
     if (!vectorRead) {
       value = vector::BroadcastOp::create(
-          b, vecType, memref::LoadOp::create(b, input->get(), index));
-    } else if (columnsFit(fullTile)) {
-      value = vector::LoadOp::create(b, vecType, input->get(), index);
+          b, loc, vecType, memref::LoadOp::create(b, loc, input->get(), index));
+    } else if (inBounds) {
+      value = vector::LoadOp::create(b, loc, vecType, input->get(), index);
     } else {
-      Value pad = arith::ConstantOp::create(b, b.getZeroAttr(elementType));
-      value = vector::TransferReadOp::create(b, vecType, input->get(), index,
-                                             pad, ArrayRef<bool>{false});
+      Value pad = arith::ConstantOp::create(b, loc, b.getZeroAttr(elementType));
+      value = vector::TransferReadOp::create(b, loc, vecType, input->get(),
+                                             index, pad, ArrayRef<bool>{false});
     }
     mapping.map(arg, value);
   }
@@ -1175,13 +1183,14 @@ Value GemmBuilder::applyEpilogue(Value acc, ArrayRef<Value> cIndex,
       if (mapping.contains(operand))
         continue;
       // A value from outside the body (a constant): splat it.
-      mapping.map(operand, vector::BroadcastOp::create(
-                               b, VectorType::get({p.lanes}, operand.getType()),
-                               operand));
+      mapping.map(
+          operand,
+          vector::BroadcastOp::create(
+              b, loc, VectorType::get({lanes}, operand.getType()), operand));
     }
     Operation *vectorOp = b.clone(scalarOp, mapping);
     for (Value result : vectorOp->getResults())
-      result.setType(VectorType::get({p.lanes}, result.getType()));
+      result.setType(VectorType::get({lanes}, result.getType()));
   }
   return mapping.lookup(body->getTerminator()->getOperand(0));
 }

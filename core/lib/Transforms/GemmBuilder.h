@@ -192,6 +192,17 @@ std::string buildTileGemm(linalg::LinalgOp op, const GemmDims &dims,
                           bool onlyUnit, Value fill, StringAttr level,
                           SymbolTable *symbols, memref::GlobalOp &packedSource);
 
+/// `epilogue` (findFusableEpilogue: loops over C's dimensions, C read with
+/// the identity map) applied to `acc`, the `lanes` sums of C at `cIndex`
+/// and the next lanes - 1 columns: C's element read as `acc`, each other
+/// input's vector (or a broadcast element, where its innermost index is not
+/// C's) read at its indices of `cIndex`, masked past its end unless
+/// `inBounds`; the body's ops cloned on vectors. Returns the yielded vector.
+Value applyEpilogueToVector(OpBuilder &b, Location loc,
+                            linalg::GenericOp epilogue, Value cMem, Value acc,
+                            ArrayRef<Value> cIndex, int64_t lanes,
+                            bool inBounds);
+
 /// Transposes the n x n matrix whose rows are the n-lane vectors `rows` in
 /// registers: log2(n) rounds of two shuffles per pair of rows.
 void transposeSquare(ImplicitLocOpBuilder &b, SmallVector<Value> &rows);
