@@ -115,13 +115,9 @@ public:
   /// Emits the tile GEMM before `op`; `fill` is C's uniform value before it
   /// (the caller erases the fill), or null. With `symbols`, a constant B is
   /// packed at compile time into a new global (`packedSource` is then set
-  /// to the original). `epilogue` (findFusableEpilogue's, moved next to
-  /// `op`) is applied in the dot-product micro-kernels' last stores where
-  /// they store C directly (storesDirectly); else it is set to null and
-  /// stays.
+  /// to the original).
   std::string build(Value fill, StringAttr level, SymbolTable *symbols,
-                    memref::GlobalOp &packedSource,
-                    linalg::GenericOp &epilogue);
+                    memref::GlobalOp &packedSource);
 
 private:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
@@ -182,32 +178,11 @@ private:
   /// One KC block of the dot-product micro-kernels of a task: MT rows x NT
   /// vectors of accumulators in registers over a loop of K's groups, each
   /// step MT broadcasts of a group of A, NT vectors of B's packed rows and
-  /// MT x NT dot products. `last` (an i1, or null for never): the block is
-  /// K's last, whose sums go to C itself (storeDirectly).
+  /// MT x NT dot products.
   void emitDotBlock(Value ap, Value bp, Value cp, ArrayRef<Value> aBatchIvs,
                     ArrayRef<Value> bBatchIvs, ArrayRef<Value> batchIvs,
                     Value kc, Value i0, Value i1, Value j0, Value j1,
-                    bool first, Value last);
-  /// Whether the last K block of the dot products can store C's elements
-  /// itself (and apply `epilogue`, when not null, on the way), instead of
-  /// the accumulated buffer and a copy to C: C's innermost index is N alone
-  /// with unit stride, and the epilogue's maps are projected permutations.
-  bool storesDirectly(Value cMem, linalg::GenericOp epilogue);
-  /// The last K block's MT x NT vectors of sums at (i, j) into C: minus
-  /// 128 x B's column sums (VPDPBUSD), plus C's fill or its old value, then
-  /// through the epilogue into its output, or into C; rows past M skipped,
-  /// columns past N masked.
-  void storeDirectly(ArrayRef<Value> sums, Value i, Value j,
-                     ArrayRef<Value> bBatchIvs, ArrayRef<Value> batchIvs);
-  /// What storeDirectly needs: C, its fill value (or null: C's old value
-  /// is added, unless zeroFill), B's column sums (or null) and the epilogue
-  /// (or null).
-  struct {
-    bool enabled = false;
-    Value cMem, fill, sums;
-    bool zeroFill = false;
-    linalg::GenericOp epilogue;
-  } direct;
+                    bool first);
   /// One KC block of the micro-kernels of a task (`aBatchIvs`,
   /// `bBatchIvs`: the batch indices of A's and B's packed rows, those of the
   /// batch loops that index them; `batchIvs`: all, C's).
@@ -508,10 +483,9 @@ void TileGemmBuilder::emitDotBlock(Value ap, Value bp, Value cp,
                                    ArrayRef<Value> bBatchIvs,
                                    ArrayRef<Value> batchIvs, Value kc0,
                                    Value i0, Value i1, Value j0, Value j1,
-                                   bool first, Value last) {
+                                   bool first) {
   Type aElem = cast<MemRefType>(ap.getType()).getElementType();
-  Type cElem = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType())
-                   .getElementType();
+  Type cElem = cast<MemRefType>(cp.getType()).getElementType();
   int64_t lanes = unit.n;
   auto accType = VectorType::get({lanes}, cElem);
   auto groupsType = VectorType::get({lanes * vnni}, aElem);
@@ -573,123 +547,10 @@ void TileGemmBuilder::emitDotBlock(Value ap, Value bp, Value cp,
                            .getResult();
     scf::YieldOp::create(b, next);
   }
-  auto storeToBuffer = [&] {
-    for (int64_t r = 0; r < mt; ++r)
-      for (int64_t c = 0; c < nt; ++c)
-        vector::StoreOp::create(b, kLoop.getResult(r * nt + c), cp,
-                                index(at(i, r), at(j, c * lanes), batchIvs));
-  };
-  if (!last)
-    return storeToBuffer();
-  SmallVector<Value> sums(kLoop.getResults());
-  std::optional<int64_t> known = getConstantIntValue(last);
-  if (known && *known)
-    return storeDirectly(sums, i, j, bBatchIvs, batchIvs);
-  auto ifOp = scf::IfOp::create(b, last, /*withElseRegion=*/true);
-  OpBuilder::InsertionGuard branch(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  storeDirectly(sums, i, j, bBatchIvs, batchIvs);
-  b.setInsertionPointToStart(ifOp.elseBlock());
-  storeToBuffer();
-}
-
-bool TileGemmBuilder::storesDirectly(Value cMem, linalg::GenericOp epilogue) {
-  auto onUnitStride = [](Value mem) {
-    auto type = dyn_cast<MemRefType>(mem.getType());
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    return type && type.getRank() > 0 &&
-           succeeded(type.getStridesAndOffset(strides, offset)) &&
-           strides.back() == 1;
-  };
-  AffineMap cMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  auto last = dyn_cast<AffineDimExpr>(cMap.getResult(cMap.getNumResults() - 1));
-  if (!isDot() || !onUnitStride(cMem) || !last ||
-      last.getPosition() != dims.n ||
-      llvm::any_of(cMap.getResults().drop_back(),
-                   [&](AffineExpr e) { return e.isFunctionOfDim(dims.n); }))
-    return false;
-  if (!epilogue)
-    return true;
-  return onUnitStride(epilogue.getDpsInitOperand(0)->get()) &&
-         llvm::all_of(epilogue.getIndexingMapsArray(), [](AffineMap map) {
-           return map.isProjectedPermutation();
-         });
-}
-
-void TileGemmBuilder::storeDirectly(ArrayRef<Value> sums, Value i, Value j,
-                                    ArrayRef<Value> bBatchIvs,
-                                    ArrayRef<Value> batchIvs) {
-  int64_t lanes = unit.n;
-  AffineMap cMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  auto accType = cast<VectorType>(sums.front().getType());
-  // Every vector lies within N where the blocks tile it exactly.
-  bool inBounds = np == n;
-  for (int64_t r = 0; r < mt; ++r) {
-    OpBuilder::InsertionGuard guard(b);
-    Value row = at(i, r);
-    if (mp != m) {
-      auto rowIf = scf::IfOp::create(
-          b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, idx(m)),
-          /*withElseRegion=*/false);
-      b.setInsertionPointToStart(rowIf.thenBlock());
-    }
-    // The contraction's loops at this row: the batch loops, then the M
-    // loops unflattened from the row (the last M loop varies fastest).
-    SmallVector<Value> loops(op.getNumLoops(), idx(0));
-    for (auto [pos, d] : llvm::enumerate(dims.batch))
-      loops[d] = batchIvs[pos];
-    Value rest = row;
-    for (int64_t mi = dims.m.size() - 1; mi >= 0; --mi) {
-      unsigned d = dims.m[mi];
-      if (mi == 0) {
-        loops[d] = rest;
-        break;
-      }
-      loops[d] = b.createOrFold<arith::RemUIOp>(rest, idx(ranges[d]));
-      rest = b.createOrFold<arith::DivUIOp>(rest, idx(ranges[d]));
-    }
-    for (int64_t c = 0; c < nt; ++c) {
-      Value col = at(j, c * lanes);
-      loops[dims.n] = col;
-      SmallVector<Value> cIndex = applyIndexingMap(b, b.getLoc(), cMap, loops);
-      Value value = sums[r * nt + c];
-      if (direct.sums) {
-        SmallVector<Value> sumsIndex(bBatchIvs);
-        sumsIndex.push_back(col);
-        Value columnSums =
-            vector::LoadOp::create(b, accType, direct.sums, sumsIndex);
-        Value offset = arith::ConstantOp::create(
-            b, DenseElementsAttr::get(accType,
-                                      b.getI32IntegerAttr(128).getValue()));
-        value = arith::SubIOp::create(
-            b, value, arith::MulIOp::create(b, columnSums, offset));
-      }
-      if (!direct.zeroFill) {
-        Value base;
-        if (direct.fill) {
-          base = vector::BroadcastOp::create(b, accType, direct.fill);
-        } else {
-          Value pad = arith::ConstantOp::create(
-              b, b.getZeroAttr(accType.getElementType()));
-          base = vector::TransferReadOp::create(b, accType, direct.cMem, cIndex,
-                                                pad, ArrayRef<bool>{inBounds});
-        }
-        value = isa<FloatType>(accType.getElementType())
-                    ? arith::AddFOp::create(b, value, base).getResult()
-                    : arith::AddIOp::create(b, value, base).getResult();
-      }
-      Value target = direct.cMem;
-      if (direct.epilogue) {
-        value =
-            applyEpilogueToVector(b, b.getLoc(), direct.epilogue, direct.cMem,
-                                  value, cIndex, lanes, inBounds);
-        target = direct.epilogue.getDpsInitOperand(0)->get();
-      }
-      vector::TransferWriteOp::create(b, value, target, cIndex,
-                                      ArrayRef<bool>{inBounds});
-    }
-  }
+  for (int64_t r = 0; r < mt; ++r)
+    for (int64_t c = 0; c < nt; ++c)
+      vector::StoreOp::create(b, kLoop.getResult(r * nt + c), cp,
+                              index(at(i, r), at(j, c * lanes), batchIvs));
 }
 
 bool TileGemmBuilder::packBRows(Value bMem, Value bRows, StringAttr level) {
@@ -906,8 +767,7 @@ memref::GlobalOp TileGemmBuilder::packConstantB(memref::GlobalOp source,
 
 std::string TileGemmBuilder::build(Value fill, StringAttr level,
                                    SymbolTable *symbols,
-                                   memref::GlobalOp &packedSource,
-                                   linalg::GenericOp &epilogue) {
+                                   memref::GlobalOp &packedSource) {
   MLIRContext *ctx = b.getContext();
   Value aMem = op.getDpsInputOperand(0)->get();
   Value bMem = op.getDpsInputOperand(1)->get();
@@ -1008,18 +868,7 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
                                    b.getI64IntegerAttr(64))
         .getResult();
   };
-  // The last K block stores C itself where it can (storesDirectly); the
-  // accumulated buffer then only carries sums between K blocks.
-  bool zeroFill = fill && (matchPattern(fill, m_AnyZeroFloat()) ||
-                           matchPattern(fill, m_Zero()));
-  if (!storesDirectly(cMem, epilogue))
-    epilogue = nullptr;
-  else
-    direct = {true,    cMem,     zeroFill ? Value() : fill,
-              Value(), zeroFill, epilogue};
-  Value cp = direct.enabled && kp == kc
-                 ? Value()
-                 : alloc(shapeWith({mp, np + padC}), cElem);
+  Value cp = alloc(shapeWith({mp, np + padC}), cElem);
   Value zero = arith::ConstantOp::create(b, aElem, b.getZeroAttr(aElem));
   auto identity = [&](unsigned count) {
     return AffineMap::getMultiDimIdentityMap(count, ctx);
@@ -1164,8 +1013,6 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
         });
   }
 
-  direct.sums = bSums;
-
   // The tasks: (batch..., M blocks, N blocks).
   {
     OpBuilder::InsertionGuard guard(b);
@@ -1182,16 +1029,9 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
     Value j1 = arith::MinSIOp::create(b, arith::AddIOp::create(b, j0, idx(nc)),
                                       idx(np));
     auto emitBlock = [&](Value kc0, bool first) {
-      // Whether this block is K's last, where C is stored directly.
-      Value last;
-      if (direct.enabled && kp == kc)
-        last = arith::ConstantIntOp::create(b, 1, 1);
-      else if (direct.enabled && !first)
-        last = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, kc0,
-                                     idx(kp - kc));
       if (isDot())
         emitDotBlock(ap, bRows, cp, aBatchIvs, bBatchIvs, batchIvs, kc0, i0, i1,
-                     j0, j1, first, last);
+                     j0, j1, first);
       else
         emitKBlock(ap, bRows, cp, aBatchIvs, bBatchIvs, batchIvs, kc0, i0, i1,
                    j0, j1, first);
@@ -1204,9 +1044,8 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
     }
   }
 
-  // C from the accumulated tiles, over (batch..., m..., n), unless the
-  // last K block stored it.
-  if (!direct.enabled) {
+  // C from the accumulated tiles, over (batch..., m..., n).
+  {
     unsigned count = nb + dims.m.size() + 1;
     SmallVector<AffineExpr> exprs(numLoops, getAffineConstantExpr(0, ctx));
     for (auto [i, d] : llvm::enumerate(dims.batch))
@@ -1217,6 +1056,8 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
     SmallVector<int64_t> domain(batchSizes);
     domain.append(mSizes);
     domain.push_back(n);
+    bool zeroFill = fill && (matchPattern(fill, m_AnyZeroFloat()) ||
+                             matchPattern(fill, m_Zero()));
     auto finish = [&](OpBuilder &nb2, Location loc, Value sum,
                       Value old) -> Value {
       if (zeroFill)
@@ -1260,25 +1101,17 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
     memref::DeallocOp::create(b, bp);
   if (bSums && !constantSums)
     memref::DeallocOp::create(b, bSums);
-  if (cp)
-    memref::DeallocOp::create(b, cp);
-  std::string cForm =
-      !direct.enabled
-          ? llvm::formatv("C through a {0}x{1} buffer", mp, np).str()
-      : direct.epilogue
-          ? std::string("C stored by the last K block through the epilogue")
-          : std::string("C stored by the last K block");
-  if (direct.enabled && cp)
-    cForm += llvm::formatv(" (a {0}x{1} buffer between K blocks)", mp, np);
-  return llvm::formatv("matrix units: {0} MxNxK {1}x{2}x{3} -> {4} {15}, "
-                       "{5}x{6} accumulator {15} of {7}x{8} per block, "
-                       "KC={9}, MC={10}, NC={11}, {12} tasks; A {16}, B "
-                       "{13} (in {14}-element groups along K), {17}",
+  memref::DeallocOp::create(b, cp);
+  return llvm::formatv("matrix units: {0} MxNxK {1}x{2}x{3} -> {4} {18}, "
+                       "{5}x{6} accumulator {18} of {7}x{8} per block, "
+                       "KC={9}, MC={10}, NC={11}, {12} tasks; A {17}, B "
+                       "{13} (in {14}-element groups along K), C through a "
+                       "{15}x{16} buffer",
                        op->getName(), m, n, k, unit.name, mt, nt, unit.m,
                        unit.n, kc, mc, nc, tasks(),
-                       bSource ? "packed at compile time" : "packed", vnni,
-                       isDot() ? "vectors" : "tiles",
-                       directA ? "read in place" : "packed", cForm)
+                       bSource ? "packed at compile time" : "packed", vnni, mp,
+                       np, directA ? "read in place" : "packed",
+                       isDot() ? "vectors" : "tiles")
       .str();
 }
 
@@ -1292,10 +1125,9 @@ std::string mlir::pb::gemm::checkTileGemm(linalg::LinalgOp op,
 std::string mlir::pb::gemm::buildTileGemm(
     linalg::LinalgOp op, const GemmDims &dims, const MatrixUnitDesc &unit,
     const ChipDesc &chip, bool onlyUnit, Value fill, StringAttr level,
-    SymbolTable *symbols, memref::GlobalOp &packedSource,
-    linalg::GenericOp &epilogue) {
+    SymbolTable *symbols, memref::GlobalOp &packedSource) {
   TileGemmBuilder builder(op, dims, unit, chip);
   [[maybe_unused]] std::string why = builder.check(onlyUnit);
   assert(why.empty() && "checkTileGemm first");
-  return builder.build(fill, level, symbols, packedSource, epilogue);
+  return builder.build(fill, level, symbols, packedSource);
 }
