@@ -19,6 +19,19 @@ module attributes {pb.target = "nvidia-sm80"} {
 
 // -----
 
+// expected-error @+1 {{'pb.host_clock_mhz' is a positive integer attribute (MHz) of a builtin.module}}
+module attributes {pb.host_clock_mhz = 0 : i64, pb.target = #pb.target<"cpu-zen4">} {
+}
+
+// -----
+
+// expected-error @+1 {{'pb.host_clock_mhz' is a positive integer attribute (MHz) of a builtin.module}}
+func.func @clock_on_func() attributes {pb.host_clock_mhz = 3000 : i64} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{unknown pb attribute 'pb.tile'}}
 module attributes {pb.tile = 4} {
 }

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pb/Dialect/PBDialect.h"
+#include "pb/Target/HostClock.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -117,6 +118,14 @@ LogicalResult PBDialect::verifyOperationAttribute(Operation *op,
                              << "' is a string attribute of gpu.module";
     return success();
   }
+  if (attr.getName() == kHostClockAttrName) {
+    auto mhz = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!mhz || mhz.getInt() <= 0 || !isa<ModuleOp>(op))
+      return op->emitError() << "'" << kHostClockAttrName
+                             << "' is a positive integer attribute (MHz) of "
+                                "a builtin.module";
+    return success();
+  }
   if (attr.getName() != kTargetAttrName)
     return op->emitError() << "unknown pb attribute '"
                            << attr.getName().getValue() << "'";
@@ -155,6 +164,16 @@ TargetAttr mlir::pb::getTargetAttr(Operation *op) {
 }
 
 const ChipDesc *mlir::pb::getTargetChip(Operation *op) {
-  TargetAttr attr = getTargetAttr(op);
-  return attr ? attr.getChip() : nullptr;
+  for (; op; op = op->getParentOp()) {
+    auto attr = op->getAttrOfType<TargetAttr>(PBDialect::kTargetAttrName);
+    if (!attr)
+      continue;
+    const ChipDesc *chip = attr.getChip();
+    // A host target's chip at the clock it was resolved at.
+    if (auto mhz = op->getAttrOfType<IntegerAttr>(kHostClockAttrName);
+        chip && mhz)
+      return getChipAtClock(*chip, mhz.getInt());
+    return chip;
+  }
+  return nullptr;
 }

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pb/Target/HostClock.h"
 #include "pb/Target/TargetRegistry.h"
 #include "pb/Transforms/Passes.h"
 
@@ -43,6 +44,12 @@ public:
       return signalPassFailure();
     }
     module->setAttr(PBDialect::kTargetAttrName, attr);
+    // A host target's chip at the clock measured here (HostClock.h).
+    const TargetRegistryEntry *named = lookupTargetEntry((*chip)->name);
+    if (named && named->chip && named->chip != *chip)
+      module->setAttr(kHostClockAttrName,
+                      IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                                       (*chip)->clockMHz));
   }
 };
 } // namespace

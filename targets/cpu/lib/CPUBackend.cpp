@@ -253,7 +253,8 @@ static llvm::json::Value takeKernelSites(ModuleOp module) {
   estimate.erase("sites");
   estimate["entries"] = std::move(entries);
   estimate["model"] =
-      "roofline per kernel call from the chip's per-core .td figures, over "
+      "roofline per kernel call from the chip's per-core .td figures (a host "
+      "target's at the clock measured when it was resolved), over "
       "the cores a parallel call uses (docs/Explorer.md); not a measurement";
   return estimate;
 }

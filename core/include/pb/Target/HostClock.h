@@ -18,12 +18,19 @@
 
 #include "pb/Target/TargetDesc.h"
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <string>
 
 namespace mlir::pb {
+
+/// The module attribute (an i64, MHz) that pb-attach-target sets beside
+/// `pb.target` when it resolved a host target to a chip at a measured
+/// clock: getTargetChip then gives the passes that chip at that clock, and
+/// the IR says which clock its figures assumed.
+inline constexpr llvm::StringLiteral kHostClockAttrName = "pb.host_clock_mhz";
 
 /// The running core's clock and how it was found.
 struct HostClock {
