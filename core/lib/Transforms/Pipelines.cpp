@@ -27,6 +27,7 @@
 #include "pb/Transforms/Passes.h"
 
 #include "pb/Target/Backend.h"
+#include "pb/Target/TileIRPath.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -58,8 +59,7 @@ static std::string getS2Spec(const pb::PipelineOptions &options,
   std::string rowKernels;
   if (tileCode)
     rowKernels = llvm::formatv("pb-group-row-kernels{{max-row-elements={0}},",
-                               chip->tileIR->accumulatorRegistersPerThread *
-                                   chip->tileIR->threadsPerTileBlock / 2)
+                               getRowKernelMaxElements(*chip->tileIR))
                      .str();
   return std::string("func.func(") +
          (options.fusion && !tileCode ? "pb-fuse-attention," : "") +

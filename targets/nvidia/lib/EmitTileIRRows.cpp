@@ -30,6 +30,7 @@
 #include "TileIRKernel.h"
 
 #include "pb/Dialect/PBDialect.h"
+#include "pb/Target/TileIRPath.h"
 #include "pb/Transforms/Passes.h"
 #include "pb/Transforms/Roofline.h"
 
@@ -221,10 +222,9 @@ void nvidia::emitRowKernel(mlir::ModuleOp module, func::FuncOp func,
 
   // The tile shape and the grid.
   const TileIRPathDesc &path = *chip.tileIR;
-  int64_t budget =
-      path.accumulatorRegistersPerThread * path.threadsPerTileBlock;
+  int64_t budget = getTileBlockRegisters(path);
   int64_t rpad = powerOf2Ceil(kernel.row);
-  if (2 * rpad > budget)
+  if (rpad > getRowKernelMaxElements(path))
     return refuse(llvm::formatv("rows of {0} elements: two exceed the tile "
                                 "block's {1} registers",
                                 rpad, budget)
@@ -235,8 +235,8 @@ void nvidia::emitRowKernel(mlir::ModuleOp module, func::FuncOp func,
   if (others > std::numeric_limits<uint16_t>::max())
     return refuse("more than 65535 tile blocks along the grid's y");
   int64_t tm = std::min<int64_t>(
-      static_cast<int64_t>(llvm::bit_floor(
-          static_cast<uint64_t>(std::max<int64_t>(1, budget / (2 * rpad))))),
+      static_cast<int64_t>(llvm::bit_floor(static_cast<uint64_t>(
+          std::max<int64_t>(1, getRowKernelMaxElements(path) / rpad)))),
       powerOf2Ceil(kernel.outer.back()));
   int64_t units = getGridUnits(chip);
   while (tm > 1 &&
