@@ -246,20 +246,92 @@ func.func @inside_task(%a: memref<2x32x128xbf16>, %b: memref<128x64xbf16>,
 // -----
 
 // A constant int8 B (a frozen weight) on VPDPBUSD: packed at compile time,
-// and its column sums (which the copy to C subtracts 128 x each of) too:
-// column n sums n - 8 + k over k < 8, 8n - 36; the padded columns 0.
-// DOTX: MxNxK 24x16x8 -> VPDPBUSD_I8_1x16x4_I32 vectors, {{.*}}; A read in place, B packed at compile time
+// and its column sums too (column n sums n - 8 + k over k < 8, 8n - 36).
+// K is one block: its micro-kernels store C themselves, 128 x the column
+// sums subtracted and C's old value added on the way, with no buffer and
+// no copy.
+// DOTX: MxNxK 24x16x8 -> VPDPBUSD_I8_1x16x4_I32 vectors, {{.*}}; A read in place, B packed at compile time (in 4-element groups along K), C stored by the micro-kernels (K is one block)
 // DOT: memref.global "private" constant @w_column_sums : memref<16xi32> = dense<[-36, -28, -20, -12, -4, 4, 12, 20, 28, 36, 44, 52, 60, 68, 76, 84]>
 // DOT-LABEL: func.func @constant_int8
+// DOT-NOT: memref.alloc
 // DOT: %[[SUMS:.*]] = memref.get_global @w_column_sums : memref<16xi32>
-// DOT-NOT: memref.alloc() {{.*}} : memref<16xi32>
-// DOT: %[[SUMSV:.*]] = memref.subview %[[SUMS]][0] [16] [1]
-// DOT: linalg.generic {{.*}} ins(%{{.*}}, %[[SUMSV]] : memref<24x16xi32, strided<[32, 1]>>, memref<16xi32, strided<[1]>>)
-// DOT-NOT: memref.dealloc %[[SUMS]]
+// DOT: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// DOT: %[[COLUMN:.*]] = vector.load %[[SUMS]][%{{.*}}] : memref<16xi32>, vector<16xi32>
+// DOT: %[[OFFSET:.*]] = arith.muli %[[COLUMN]], %{{.*}} : vector<16xi32>
+// DOT: %[[SUM:.*]] = arith.subi %{{.*}}, %[[OFFSET]] : vector<16xi32>
+// C has no fill here: its old value is added.
+// DOT: %[[OLD:.*]] = vector.transfer_read %arg1[%{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true]} : memref<24x16xi32>, vector<16xi32>
+// DOT: %[[C:.*]] = arith.addi %[[SUM]], %[[OLD]] : vector<16xi32>
+// DOT: vector.transfer_write %[[C]], %arg1[%{{.*}}, %{{.*}}] {in_bounds = [true]} : vector<16xi32>, memref<24x16xi32>
+// DOT-NOT: linalg.generic
+// DOT-NOT: memref.dealloc
+// DOT: return
 memref.global "private" constant @w : memref<8x16xi8> = dense<[[-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7], [-7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8], [-6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9], [-5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [-4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], [-3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], [-2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13], [-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]]>
 func.func @constant_int8(%a: memref<24x8xi8>, %c: memref<24x16xi32>) {
   %b = memref.get_global @w : memref<8x16xi8>
   linalg.matmul ins(%a, %b : memref<24x8xi8>, memref<8x16xi8>)
                 outs(%c : memref<24x16xi32>)
+  return
+}
+
+// -----
+
+// A bias + tanh epilogue rounding to bf16, on a temporary f32 result of a
+// bf16 contraction on VDPBF16PS whose K (64) is one block: the
+// micro-kernels apply the epilogue to their sums and store its output
+// themselves (C's rows past M = 53 skipped), with no accumulated buffer and
+// no copy to C.
+// DOTX: MxNxK 53x32x64 -> VDPBF16PS_BF16_1x16x2_F32 vectors, {{.*}}, C stored by the micro-kernels (K is one block) through the epilogue
+// DOTX: matrix units: epilogue of 3 ops fused into the last stores of the dot products
+// DOT-LABEL: func.func @dot_epilogue
+// DOT-SAME: %[[OUT:[a-z0-9]+]]: memref<53x32xbf16>) {
+// DOT-NOT: memref.alloc() {{.*}} : memref<{{[0-9]+}}x{{[0-9]+}}xf32>
+// DOT: x86vector.avx512.dot
+// DOT: %[[ROW:.*]] = arith.cmpi ult, %{{.*}}, %c53 : index
+// DOT: scf.if %[[ROW]] {
+// DOT: %[[BIAS:.*]] = vector.load %{{.*}} : memref<32xf32>, vector<16xf32>
+// DOT: %[[S:.*]] = arith.addf %{{.*}}, %[[BIAS]] : vector<16xf32>
+// DOT: %[[T:.*]] = math.tanh %[[S]] : vector<16xf32>
+// DOT: %[[H:.*]] = arith.truncf %[[T]] : vector<16xf32> to vector<16xbf16>
+// DOT: vector.transfer_write %[[H]], %[[OUT]][{{.*}}] {in_bounds = [true]} : vector<16xbf16>, memref<53x32xbf16>
+// DOT-NOT: linalg.generic
+// DOT: return
+func.func @dot_epilogue(%a: memref<53x64xbf16>, %b: memref<64x32xbf16>,
+                        %bias: memref<32xf32>, %out: memref<53x32xbf16>) {
+  %z = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<53x32xf32>
+  linalg.fill ins(%z : f32) outs(%c : memref<53x32xf32>)
+  linalg.matmul ins(%a, %b : memref<53x64xbf16>, memref<64x32xbf16>)
+                outs(%c : memref<53x32xf32>)
+  linalg.generic {
+      indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>,
+                       affine_map<(i, j) -> (i, j)>],
+      iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<53x32xf32>, memref<32xf32>)
+      outs(%out : memref<53x32xbf16>) {
+  ^bb0(%v: f32, %bb: f32, %o: bf16):
+    %s = arith.addf %v, %bb : f32
+    %t = math.tanh %s : f32
+    %h = arith.truncf %t : f32 to bf16
+    linalg.yield %h : bf16
+  }
+  memref.dealloc %c : memref<53x32xf32>
+  return
+}
+
+// -----
+
+// K of several blocks (4096): the sums go through the accumulated buffer
+// and a copy to C; the epilogue stays for S4.
+// DOTX: MxNxK 53x32x4096 -> VDPBF16PS_BF16_1x16x2_F32 vectors, {{.*}}, C through a {{[0-9]+}}x32 buffer
+// DOT-LABEL: func.func @dot_long_k
+// DOT: memref.alloc() {{.*}} : memref<{{[0-9]+}}x48xf32>
+// DOT: linalg.generic
+func.func @dot_long_k(%a: memref<53x4096xbf16>, %b: memref<4096x32xbf16>,
+                      %out: memref<53x32xf32>) {
+  %z = arith.constant 0.0 : f32
+  linalg.fill ins(%z : f32) outs(%out : memref<53x32xf32>)
+  linalg.matmul ins(%a, %b : memref<53x4096xbf16>, memref<4096x32xbf16>)
+                outs(%out : memref<53x32xf32>)
   return
 }

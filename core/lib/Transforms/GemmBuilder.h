@@ -186,11 +186,15 @@ std::string checkTileGemm(linalg::LinalgOp op, const GemmDims &dims,
 /// `fill` C's uniform value before it (the caller erases the fill) or null,
 /// the tasks on compute level `level`; returns the plan in words. With
 /// `symbols`, a constant B is packed at compile time into a new global and
-/// `packedSource` set to the original.
+/// `packedSource` set to the original. `epilogue` (findFusableEpilogue's,
+/// moved right after `op`, or null) is fused into the last stores of the
+/// dot-product micro-kernels where they store C themselves (the caller
+/// erases it); else it is set to null.
 std::string buildTileGemm(linalg::LinalgOp op, const GemmDims &dims,
                           const MatrixUnitDesc &unit, const ChipDesc &chip,
                           bool onlyUnit, Value fill, StringAttr level,
-                          SymbolTable *symbols, memref::GlobalOp &packedSource);
+                          SymbolTable *symbols, memref::GlobalOp &packedSource,
+                          linalg::GenericOp &epilogue);
 
 /// `epilogue` (findFusableEpilogue: loops over C's dimensions, C read with
 /// the identity map) applied to `acc`, the `lanes` sums of C at `cIndex`

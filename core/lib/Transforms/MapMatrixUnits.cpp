@@ -537,10 +537,24 @@ void PBMapMatrixUnitsPass::mapContraction(
           StringAttr::get(op->getContext(),
                           stringifyComputeLevelKind(chip.getTaskLevel()->kind));
       memref::GlobalOp packedSource;
+      // An epilogue for the dot products' direct stores: the statements
+      // between `op` and it (independent of `op`) move above `op`.
+      linalg::GenericOp epilogue = findFusableEpilogue(op);
+      if (epilogue)
+        while (op->getNextNode() != epilogue)
+          op->getNextNode()->moveBefore(op);
       std::string plan = buildTileGemm(
           op, dims, *tile, chip, onlyUnit, fill ? fill->second : Value(), level,
-          packConstants ? &symbols : nullptr, packedSource);
+          packConstants ? &symbols : nullptr, packedSource, epilogue);
       explain(op, plan);
+      if (epilogue) {
+        explain(epilogue,
+                llvm::formatv("matrix units: epilogue of {0} ops fused into "
+                              "the last stores of the dot products",
+                              epilogue.getBlock()->getOperations().size() - 1)
+                    .str());
+        epilogue->erase();
+      }
       if (packedSource)
         packedSources.insert(packedSource);
       if (fill) {

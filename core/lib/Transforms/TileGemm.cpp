@@ -115,9 +115,13 @@ public:
   /// Emits the tile GEMM before `op`; `fill` is C's uniform value before it
   /// (the caller erases the fill), or null. With `symbols`, a constant B is
   /// packed at compile time into a new global (`packedSource` is then set
-  /// to the original).
+  /// to the original). `epilogue` (findFusableEpilogue's, moved next to
+  /// `op`) is applied in the dot-product micro-kernels' last stores where
+  /// they store C directly (storesDirectly); else it is set to null and
+  /// stays.
   std::string build(Value fill, StringAttr level, SymbolTable *symbols,
-                    memref::GlobalOp &packedSource);
+                    memref::GlobalOp &packedSource,
+                    linalg::GenericOp &epilogue);
 
 private:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
@@ -178,11 +182,34 @@ private:
   /// One KC block of the dot-product micro-kernels of a task: MT rows x NT
   /// vectors of accumulators in registers over a loop of K's groups, each
   /// step MT broadcasts of a group of A, NT vectors of B's packed rows and
-  /// MT x NT dot products.
+  /// MT x NT dot products. With `storeC` the sums go to C itself
+  /// (storeDirectly), else to the accumulated buffer `cp`.
   void emitDotBlock(Value ap, Value bp, Value cp, ArrayRef<Value> aBatchIvs,
                     ArrayRef<Value> bBatchIvs, ArrayRef<Value> batchIvs,
                     Value kc, Value i0, Value i1, Value j0, Value j1,
-                    bool first);
+                    bool first, bool storeC);
+  /// Whether the dot products can store C's elements themselves (and apply
+  /// `epilogue`, when not null, on the way), instead of an accumulated
+  /// buffer and a copy to C: K is one block (with several, the buffer
+  /// carries the sums between them and storing C from the last one measured
+  /// no faster), C's innermost index is N alone with unit stride, and the
+  /// epilogue's maps are projected permutations.
+  bool storesDirectly(Value cMem, linalg::GenericOp epilogue);
+  /// The MT x NT vectors of sums at (i, j) into C: minus
+  /// 128 x B's column sums (VPDPBUSD), plus C's fill or its old value, then
+  /// through the epilogue into its output, or into C; rows past M skipped,
+  /// columns past N masked.
+  void storeDirectly(ArrayRef<Value> sums, Value i, Value j,
+                     ArrayRef<Value> bBatchIvs, ArrayRef<Value> batchIvs);
+  /// What storeDirectly needs: C, its fill value (or null: C's old value
+  /// is added, unless zeroFill), B's column sums (or null) and the epilogue
+  /// (or null).
+  struct {
+    bool enabled = false;
+    Value cMem, fill, sums;
+    bool zeroFill = false;
+    linalg::GenericOp epilogue;
+  } direct;
   /// One KC block of the micro-kernels of a task (`aBatchIvs`,
   /// `bBatchIvs`: the batch indices of A's and B's packed rows, those of the
   /// batch loops that index them; `batchIvs`: all, C's).
@@ -483,9 +510,10 @@ void TileGemmBuilder::emitDotBlock(Value ap, Value bp, Value cp,
                                    ArrayRef<Value> bBatchIvs,
                                    ArrayRef<Value> batchIvs, Value kc0,
                                    Value i0, Value i1, Value j0, Value j1,
-                                   bool first) {
+                                   bool first, bool storeC) {
   Type aElem = cast<MemRefType>(ap.getType()).getElementType();
-  Type cElem = cast<MemRefType>(cp.getType()).getElementType();
+  Type cElem = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType())
+                   .getElementType();
   int64_t lanes = unit.n;
   auto accType = VectorType::get({lanes}, cElem);
   auto groupsType = VectorType::get({lanes * vnni}, aElem);
@@ -547,10 +575,115 @@ void TileGemmBuilder::emitDotBlock(Value ap, Value bp, Value cp,
                            .getResult();
     scf::YieldOp::create(b, next);
   }
-  for (int64_t r = 0; r < mt; ++r)
-    for (int64_t c = 0; c < nt; ++c)
-      vector::StoreOp::create(b, kLoop.getResult(r * nt + c), cp,
-                              index(at(i, r), at(j, c * lanes), batchIvs));
+  auto storeToBuffer = [&] {
+    for (int64_t r = 0; r < mt; ++r)
+      for (int64_t c = 0; c < nt; ++c)
+        vector::StoreOp::create(b, kLoop.getResult(r * nt + c), cp,
+                                index(at(i, r), at(j, c * lanes), batchIvs));
+  };
+  if (!storeC)
+    return storeToBuffer();
+  storeDirectly(SmallVector<Value>(kLoop.getResults()), i, j, bBatchIvs,
+                batchIvs);
+}
+
+bool TileGemmBuilder::storesDirectly(Value cMem, linalg::GenericOp epilogue) {
+  auto onUnitStride = [](Value mem) {
+    auto type = dyn_cast<MemRefType>(mem.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    return type && type.getRank() > 0 &&
+           succeeded(type.getStridesAndOffset(strides, offset)) &&
+           strides.back() == 1;
+  };
+  AffineMap cMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  auto last = dyn_cast<AffineDimExpr>(cMap.getResult(cMap.getNumResults() - 1));
+  if (!isDot() || kp != kc || !onUnitStride(cMem) || !last ||
+      last.getPosition() != dims.n ||
+      llvm::any_of(cMap.getResults().drop_back(),
+                   [&](AffineExpr e) { return e.isFunctionOfDim(dims.n); }))
+    return false;
+  if (!epilogue)
+    return true;
+  return onUnitStride(epilogue.getDpsInitOperand(0)->get()) &&
+         llvm::all_of(epilogue.getIndexingMapsArray(), [](AffineMap map) {
+           return map.isProjectedPermutation();
+         });
+}
+
+void TileGemmBuilder::storeDirectly(ArrayRef<Value> sums, Value i, Value j,
+                                    ArrayRef<Value> bBatchIvs,
+                                    ArrayRef<Value> batchIvs) {
+  int64_t lanes = unit.n;
+  AffineMap cMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  auto accType = cast<VectorType>(sums.front().getType());
+  // Every vector lies within N where the blocks tile it exactly.
+  bool inBounds = np == n;
+  for (int64_t r = 0; r < mt; ++r) {
+    OpBuilder::InsertionGuard guard(b);
+    Value row = at(i, r);
+    if (mp != m) {
+      auto rowIf = scf::IfOp::create(
+          b, arith::CmpIOp::create(b, arith::CmpIPredicate::ult, row, idx(m)),
+          /*withElseRegion=*/false);
+      b.setInsertionPointToStart(rowIf.thenBlock());
+    }
+    // The contraction's loops at this row: the batch loops, then the M
+    // loops unflattened from the row (the last M loop varies fastest).
+    SmallVector<Value> loops(op.getNumLoops(), idx(0));
+    for (auto [pos, d] : llvm::enumerate(dims.batch))
+      loops[d] = batchIvs[pos];
+    Value rest = row;
+    for (int64_t mi = dims.m.size() - 1; mi >= 0; --mi) {
+      unsigned d = dims.m[mi];
+      if (mi == 0) {
+        loops[d] = rest;
+        break;
+      }
+      loops[d] = b.createOrFold<arith::RemUIOp>(rest, idx(ranges[d]));
+      rest = b.createOrFold<arith::DivUIOp>(rest, idx(ranges[d]));
+    }
+    for (int64_t c = 0; c < nt; ++c) {
+      Value col = at(j, c * lanes);
+      loops[dims.n] = col;
+      SmallVector<Value> cIndex = applyIndexingMap(b, b.getLoc(), cMap, loops);
+      Value value = sums[r * nt + c];
+      if (direct.sums) {
+        SmallVector<Value> sumsIndex(bBatchIvs);
+        sumsIndex.push_back(col);
+        Value columnSums =
+            vector::LoadOp::create(b, accType, direct.sums, sumsIndex);
+        Value offset = arith::ConstantOp::create(
+            b, DenseElementsAttr::get(accType,
+                                      b.getI32IntegerAttr(128).getValue()));
+        value = arith::SubIOp::create(
+            b, value, arith::MulIOp::create(b, columnSums, offset));
+      }
+      if (!direct.zeroFill) {
+        Value base;
+        if (direct.fill) {
+          base = vector::BroadcastOp::create(b, accType, direct.fill);
+        } else {
+          Value pad = arith::ConstantOp::create(
+              b, b.getZeroAttr(accType.getElementType()));
+          base = vector::TransferReadOp::create(b, accType, direct.cMem, cIndex,
+                                                pad, ArrayRef<bool>{inBounds});
+        }
+        value = isa<FloatType>(accType.getElementType())
+                    ? arith::AddFOp::create(b, value, base).getResult()
+                    : arith::AddIOp::create(b, value, base).getResult();
+      }
+      Value target = direct.cMem;
+      if (direct.epilogue) {
+        value =
+            applyEpilogueToVector(b, b.getLoc(), direct.epilogue, direct.cMem,
+                                  value, cIndex, lanes, inBounds);
+        target = direct.epilogue.getDpsInitOperand(0)->get();
+      }
+      vector::TransferWriteOp::create(b, value, target, cIndex,
+                                      ArrayRef<bool>{inBounds});
+    }
+  }
 }
 
 bool TileGemmBuilder::packBRows(Value bMem, Value bRows, StringAttr level) {
@@ -767,7 +900,8 @@ memref::GlobalOp TileGemmBuilder::packConstantB(memref::GlobalOp source,
 
 std::string TileGemmBuilder::build(Value fill, StringAttr level,
                                    SymbolTable *symbols,
-                                   memref::GlobalOp &packedSource) {
+                                   memref::GlobalOp &packedSource,
+                                   linalg::GenericOp &epilogue) {
   MLIRContext *ctx = b.getContext();
   Value aMem = op.getDpsInputOperand(0)->get();
   Value bMem = op.getDpsInputOperand(1)->get();
@@ -868,7 +1002,17 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
                                    b.getI64IntegerAttr(64))
         .getResult();
   };
-  Value cp = alloc(shapeWith({mp, np + padC}), cElem);
+  // The micro-kernels store C themselves where they can (storesDirectly):
+  // no accumulated buffer then.
+  bool zeroFill = fill && (matchPattern(fill, m_AnyZeroFloat()) ||
+                           matchPattern(fill, m_Zero()));
+  if (!storesDirectly(cMem, epilogue))
+    epilogue = nullptr;
+  else
+    direct = {true,    cMem,     zeroFill ? Value() : fill,
+              Value(), zeroFill, epilogue};
+  Value cp =
+      direct.enabled ? Value() : alloc(shapeWith({mp, np + padC}), cElem);
   Value zero = arith::ConstantOp::create(b, aElem, b.getZeroAttr(aElem));
   auto identity = [&](unsigned count) {
     return AffineMap::getMultiDimIdentityMap(count, ctx);
@@ -1013,6 +1157,8 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
         });
   }
 
+  direct.sums = bSums;
+
   // The tasks: (batch..., M blocks, N blocks).
   {
     OpBuilder::InsertionGuard guard(b);
@@ -1031,7 +1177,7 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
     auto emitBlock = [&](Value kc0, bool first) {
       if (isDot())
         emitDotBlock(ap, bRows, cp, aBatchIvs, bBatchIvs, batchIvs, kc0, i0, i1,
-                     j0, j1, first);
+                     j0, j1, first, direct.enabled);
       else
         emitKBlock(ap, bRows, cp, aBatchIvs, bBatchIvs, batchIvs, kc0, i0, i1,
                    j0, j1, first);
@@ -1044,8 +1190,9 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
     }
   }
 
-  // C from the accumulated tiles, over (batch..., m..., n).
-  {
+  // C from the accumulated tiles, over (batch..., m..., n), unless the
+  // micro-kernels stored it.
+  if (!direct.enabled) {
     unsigned count = nb + dims.m.size() + 1;
     SmallVector<AffineExpr> exprs(numLoops, getAffineConstantExpr(0, ctx));
     for (auto [i, d] : llvm::enumerate(dims.batch))
@@ -1056,8 +1203,6 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
     SmallVector<int64_t> domain(batchSizes);
     domain.append(mSizes);
     domain.push_back(n);
-    bool zeroFill = fill && (matchPattern(fill, m_AnyZeroFloat()) ||
-                             matchPattern(fill, m_Zero()));
     auto finish = [&](OpBuilder &nb2, Location loc, Value sum,
                       Value old) -> Value {
       if (zeroFill)
@@ -1101,17 +1246,24 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
     memref::DeallocOp::create(b, bp);
   if (bSums && !constantSums)
     memref::DeallocOp::create(b, bSums);
-  memref::DeallocOp::create(b, cp);
-  return llvm::formatv("matrix units: {0} MxNxK {1}x{2}x{3} -> {4} {18}, "
-                       "{5}x{6} accumulator {18} of {7}x{8} per block, "
-                       "KC={9}, MC={10}, NC={11}, {12} tasks; A {17}, B "
-                       "{13} (in {14}-element groups along K), C through a "
-                       "{15}x{16} buffer",
+  if (cp)
+    memref::DeallocOp::create(b, cp);
+  std::string cForm =
+      !direct.enabled
+          ? llvm::formatv("C through a {0}x{1} buffer", mp, np).str()
+      : direct.epilogue ? std::string("C stored by the micro-kernels (K is one "
+                                      "block) through the epilogue")
+                        : std::string("C stored by the micro-kernels (K is one "
+                                      "block)");
+  return llvm::formatv("matrix units: {0} MxNxK {1}x{2}x{3} -> {4} {15}, "
+                       "{5}x{6} accumulator {15} of {7}x{8} per block, "
+                       "KC={9}, MC={10}, NC={11}, {12} tasks; A {16}, B "
+                       "{13} (in {14}-element groups along K), {17}",
                        op->getName(), m, n, k, unit.name, mt, nt, unit.m,
                        unit.n, kc, mc, nc, tasks(),
-                       bSource ? "packed at compile time" : "packed", vnni, mp,
-                       np, directA ? "read in place" : "packed",
-                       isDot() ? "vectors" : "tiles")
+                       bSource ? "packed at compile time" : "packed", vnni,
+                       isDot() ? "vectors" : "tiles",
+                       directA ? "read in place" : "packed", cForm)
       .str();
 }
 
@@ -1125,9 +1277,10 @@ std::string mlir::pb::gemm::checkTileGemm(linalg::LinalgOp op,
 std::string mlir::pb::gemm::buildTileGemm(
     linalg::LinalgOp op, const GemmDims &dims, const MatrixUnitDesc &unit,
     const ChipDesc &chip, bool onlyUnit, Value fill, StringAttr level,
-    SymbolTable *symbols, memref::GlobalOp &packedSource) {
+    SymbolTable *symbols, memref::GlobalOp &packedSource,
+    linalg::GenericOp &epilogue) {
   TileGemmBuilder builder(op, dims, unit, chip);
   [[maybe_unused]] std::string why = builder.check(onlyUnit);
   assert(why.empty() && "checkTileGemm first");
-  return builder.build(fill, level, symbols, packedSource);
+  return builder.build(fill, level, symbols, packedSource, epilogue);
 }
