@@ -60,6 +60,7 @@
 #include "pb/Transforms/Passes.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
@@ -201,15 +202,24 @@ private:
   /// columns past N masked.
   void storeDirectly(ArrayRef<Value> sums, Value i, Value j,
                      ArrayRef<Value> bBatchIvs, ArrayRef<Value> batchIvs);
-  /// What storeDirectly needs: C, its fill value (or null: C's old value
-  /// is added, unless zeroFill), B's column sums (or null) and the epilogue
-  /// (or null).
+  /// What storeDirectly needs: C, B's column sums (or null) and the
+  /// epilogue (or null).
   struct {
     bool enabled = false;
-    Value cMem, fill, sums;
-    bool zeroFill = false;
+    Value cMem, sums;
     linalg::GenericOp epilogue;
   } direct;
+  /// C's elements from the dot products' sums `sum` (a scalar or a vector),
+  /// for the copy to C and for storeDirectly alike: minus 128 x
+  /// `columnSum` (VPDPBUSD; null otherwise), plus C's fill, or C's value
+  /// before (read by `old`, only then) where the contraction has none; as
+  /// they are after a zero fill.
+  Value finishSum(OpBuilder &nb, Location loc, Value sum, Value columnSum,
+                  function_ref<Value()> old);
+  /// C's uniform value before the contraction, or null (C's old values
+  /// count then); zeroFill: that value is zero.
+  Value cFill;
+  bool zeroFill = false;
   /// One KC block of the micro-kernels of a task (`aBatchIvs`,
   /// `bBatchIvs`: the batch indices of A's and B's packed rows, those of the
   /// batch loops that index them; `batchIvs`: all, C's).
@@ -647,32 +657,19 @@ void TileGemmBuilder::storeDirectly(ArrayRef<Value> sums, Value i, Value j,
       Value col = at(j, c * lanes);
       loops[dims.n] = col;
       SmallVector<Value> cIndex = applyIndexingMap(b, b.getLoc(), cMap, loops);
-      Value value = sums[r * nt + c];
+      Value columnSums;
       if (direct.sums) {
         SmallVector<Value> sumsIndex(bBatchIvs);
         sumsIndex.push_back(col);
-        Value columnSums =
-            vector::LoadOp::create(b, accType, direct.sums, sumsIndex);
-        Value offset = arith::ConstantOp::create(
-            b, DenseElementsAttr::get(accType,
-                                      b.getI32IntegerAttr(128).getValue()));
-        value = arith::SubIOp::create(
-            b, value, arith::MulIOp::create(b, columnSums, offset));
+        columnSums = vector::LoadOp::create(b, accType, direct.sums, sumsIndex);
       }
-      if (!direct.zeroFill) {
-        Value base;
-        if (direct.fill) {
-          base = vector::BroadcastOp::create(b, accType, direct.fill);
-        } else {
-          Value pad = arith::ConstantOp::create(
-              b, b.getZeroAttr(accType.getElementType()));
-          base = vector::TransferReadOp::create(b, accType, direct.cMem, cIndex,
-                                                pad, ArrayRef<bool>{inBounds});
-        }
-        value = isa<FloatType>(accType.getElementType())
-                    ? arith::AddFOp::create(b, value, base).getResult()
-                    : arith::AddIOp::create(b, value, base).getResult();
-      }
+      Value value = finishSum(b, b.getLoc(), sums[r * nt + c], columnSums, [&] {
+        Value pad = arith::ConstantOp::create(
+            b, b.getZeroAttr(accType.getElementType()));
+        return vector::TransferReadOp::create(b, accType, direct.cMem, cIndex,
+                                              pad, ArrayRef<bool>{inBounds})
+            .getResult();
+      });
       Value target = direct.cMem;
       if (direct.epilogue) {
         value =
@@ -684,6 +681,26 @@ void TileGemmBuilder::storeDirectly(ArrayRef<Value> sums, Value i, Value j,
                                       ArrayRef<bool>{inBounds});
     }
   }
+}
+
+Value TileGemmBuilder::finishSum(OpBuilder &nb, Location loc, Value sum,
+                                 Value columnSum, function_ref<Value()> old) {
+  Type type = sum.getType();
+  if (columnSum)
+    sum = arith::SubIOp::create(
+        nb, loc, sum,
+        arith::MulIOp::create(nb, loc, columnSum,
+                              createScalarOrSplatConstant(nb, loc, type, 128)));
+  if (zeroFill)
+    return sum;
+  Value base =
+      !cFill ? old()
+      : isa<VectorType>(type)
+          ? vector::BroadcastOp::create(nb, loc, type, cFill).getResult()
+          : cFill;
+  if (isa<FloatType>(getElementTypeOrSelf(type)))
+    return arith::AddFOp::create(nb, loc, sum, base);
+  return arith::AddIOp::create(nb, loc, sum, base);
 }
 
 bool TileGemmBuilder::packBRows(Value bMem, Value bRows, StringAttr level) {
@@ -1004,13 +1021,13 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
   };
   // The micro-kernels store C themselves where they can (storesDirectly):
   // no accumulated buffer then.
-  bool zeroFill = fill && (matchPattern(fill, m_AnyZeroFloat()) ||
-                           matchPattern(fill, m_Zero()));
+  zeroFill = fill && (matchPattern(fill, m_AnyZeroFloat()) ||
+                      matchPattern(fill, m_Zero()));
+  cFill = zeroFill ? Value() : fill;
   if (!storesDirectly(cMem, epilogue))
     epilogue = nullptr;
   else
-    direct = {true,    cMem,     zeroFill ? Value() : fill,
-              Value(), zeroFill, epilogue};
+    direct = {true, cMem, Value(), epilogue};
   Value cp =
       direct.enabled ? Value() : alloc(shapeWith({mp, np + padC}), cElem);
   Value zero = arith::ConstantOp::create(b, aElem, b.getZeroAttr(aElem));
@@ -1203,20 +1220,15 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
     SmallVector<int64_t> domain(batchSizes);
     domain.append(mSizes);
     domain.push_back(n);
-    auto finish = [&](OpBuilder &nb2, Location loc, Value sum,
-                      Value old) -> Value {
-      if (zeroFill)
-        return sum;
-      Value base = fill ? fill : old;
-      if (isa<FloatType>(sum.getType()))
-        return arith::AddFOp::create(nb2, loc, sum, base);
-      return arith::AddIOp::create(nb2, loc, sum, base);
-    };
     Value cRegion = region(cp, shapeWith({m, n}), {Split(nb, mSizes)});
     AffineMap cMap =
         remap(op.getMatchingIndexingMap(op.getDpsInitOperand(0)), exprs, count);
     if (!bSums) {
-      copyGeneric(domain, cRegion, identity(count), cMem, cMap, finish);
+      copyGeneric(domain, cRegion, identity(count), cMem, cMap,
+                  [&](OpBuilder &nb2, Location loc, Value sum, Value old) {
+                    return finishSum(nb2, loc, sum, Value(),
+                                     [&] { return old; });
+                  });
     } else {
       // sum - 128 x B's column sum (B's batch loops, n).
       SmallVector<AffineExpr> sumsExprs;
@@ -1232,11 +1244,9 @@ std::string TileGemmBuilder::build(Value fill, StringAttr level,
           ArrayRef<AffineMap>{identity(count),
                               AffineMap::get(count, 0, sumsExprs, ctx), cMap},
           iterators, [&](OpBuilder &nb2, Location loc, ValueRange args) {
-            Value offset = arith::MulIOp::create(
-                nb2, loc, args[1],
-                arith::ConstantIntOp::create(nb2, loc, nb2.getI32Type(), 128));
-            Value sum = arith::SubIOp::create(nb2, loc, args[0], offset);
-            linalg::YieldOp::create(nb2, loc, finish(nb2, loc, sum, args[2]));
+            linalg::YieldOp::create(
+                nb2, loc,
+                finishSum(nb2, loc, args[0], args[1], [&] { return args[2]; }));
           });
     }
   }
