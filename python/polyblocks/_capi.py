@@ -13,6 +13,7 @@ import ctypes
 import os
 import threading
 from pathlib import Path
+from typing import Sequence
 
 __all__ = [
     "PolyBlocksError",
@@ -113,6 +114,10 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.pbExecutableRun.argtypes = [vp, ctypes.c_char_p, ctypes.POINTER(vp),
                                     ctypes.c_size_t, vp]
     lib.pbExecutableRun.restype = c_status
+    lib.pbExecutableRunWithSizes.argtypes = [
+        vp, ctypes.c_char_p, ctypes.POINTER(vp), ctypes.c_size_t,
+        ctypes.POINTER(ctypes.c_int64), ctypes.c_size_t, vp]
+    lib.pbExecutableRunWithSizes.restype = c_status
     lib.pbExecutableDestroy.argtypes = [vp]
     lib.pbExecutableDestroy.restype = None
     u64p = ctypes.POINTER(ctypes.c_uint64)
@@ -248,12 +253,21 @@ class ExecutableHandle:
         check(load(artifact._ptr, ctypes.byref(out)))
         self._ptr = out
 
-    def run(self, entry: bytes, buffers, num_buffers: int, stream: int | None = None) -> None:
+    def run(self, entry: bytes, buffers, num_buffers: int, stream: int | None = None,
+            sizes: Sequence[int] = ()) -> None:
         """``buffers`` is a ctypes array of ``void *`` (inputs, then outputs);
         ``stream`` is a CUstream (None or 0: the default stream) for NVIDIA
-        executables and must be None on CPUs and for emulated executables."""
-        check(self._lib.pbExecutableRun(self._ptr, entry, buffers, num_buffers,
-                                        ctypes.c_void_p(stream) if stream else None))
+        executables and must be None on CPUs and for emulated executables;
+        ``sizes``: the values of the entry's sizes (dynamic shapes), in the
+        order of the metadata's "sizes"."""
+        stream_arg = ctypes.c_void_p(stream) if stream else None
+        if not sizes:
+            check(self._lib.pbExecutableRun(self._ptr, entry, buffers, num_buffers,
+                                            stream_arg))
+            return
+        values = (ctypes.c_int64 * len(sizes))(*sizes)
+        check(self._lib.pbExecutableRunWithSizes(self._ptr, entry, buffers, num_buffers,
+                                                 values, len(sizes), stream_arg))
 
     def read_profile(self, count: int) -> list[tuple[int, int]]:
         """pbExecutableReadProfile: (nanoseconds, calls) of kernel call

@@ -272,13 +272,67 @@ class Artifact:
 
 
 class _EntrySpec:
-    __slots__ = ("name", "bname", "inputs", "outputs")
+    """An entry's tensors. A shape's extent is an int, or the name of one of
+    the entry's ``sizes`` (dynamic shapes: "s0", ...)."""
+
+    __slots__ = ("name", "bname", "inputs", "outputs", "sizes")
 
     def __init__(self, entry: dict):
         self.name = entry["name"]
         self.bname = self.name.encode()
         self.inputs = [(tuple(t["shape"]), _dtype(t["dtype"])) for t in entry["inputs"]]
         self.outputs = [(tuple(t["shape"]), _dtype(t["dtype"])) for t in entry["outputs"]]
+        self.sizes = list(entry.get("sizes", []))
+
+    def bind_sizes(self, inputs: Sequence[torch.Tensor],
+                   sizes: Sequence[int] | Mapping[str, int] | None) -> dict[str, int]:
+        """The value of each size: from ``sizes`` (values in the order of the
+        metadata's "sizes", or a mapping by name) and from the extents of
+        the inputs that name it, which must agree."""
+        bound: dict[str, int] = {}
+        origin: dict[str, str] = {}
+        if sizes is not None:
+            given = (dict(sizes) if isinstance(sizes, Mapping)
+                     else dict(zip(self.sizes, sizes)))
+            if (not isinstance(sizes, Mapping) and len(sizes) != len(self.sizes)) or \
+                    set(given) - set(self.sizes):
+                raise PolyBlocksError(
+                    StatusCode.INVALID_ARGUMENT,
+                    f"entry {self.name!r} takes the sizes {self.sizes}, got {sizes!r}")
+            for name, value in given.items():
+                bound[name] = int(value)
+                origin[name] = "the sizes given"
+        for i, (t, (shape, _)) in enumerate(zip(inputs, self.inputs)):
+            if not isinstance(t, torch.Tensor) or t.dim() != len(shape):
+                continue  # reported by the caller's checks
+            for d, extent in enumerate(shape):
+                if not isinstance(extent, str):
+                    continue
+                value = int(t.shape[d])
+                if extent in bound and bound[extent] != value:
+                    raise PolyBlocksError(
+                        StatusCode.INVALID_ARGUMENT,
+                        f"input {i} of {self.name!r} has extent {value} in dimension "
+                        f"{d}, which is size {extent}, but {origin[extent]} make it "
+                        f"{bound[extent]}")
+                bound.setdefault(extent, value)
+                origin.setdefault(extent, f"input {i}'s dimension {d}")
+        missing = [name for name in self.sizes if name not in bound]
+        if missing:
+            raise PolyBlocksError(
+                StatusCode.INVALID_ARGUMENT,
+                f"entry {self.name!r}: no input gives the sizes {missing}; pass them "
+                f"(sizes=...)")
+        for name in self.sizes:
+            if bound[name] < 0:
+                raise PolyBlocksError(
+                    StatusCode.INVALID_ARGUMENT,
+                    f"entry {self.name!r}: size {name} is negative ({bound[name]})")
+        return bound
+
+
+def _concrete(shape: tuple, sizes: dict[str, int]) -> tuple[int, ...]:
+    return tuple(sizes[d] if isinstance(d, str) else d for d in shape)
 
 
 def _dtype(name: str) -> torch.dtype:
@@ -353,8 +407,14 @@ class Executable:
                 f"no entry named {entry!r}; entries: {sorted(self._entries)}") from None
 
     def run(self, entry: str, inputs: Sequence[torch.Tensor],
-            outputs: Sequence[torch.Tensor] | None = None) -> list[torch.Tensor]:
+            outputs: Sequence[torch.Tensor] | None = None,
+            sizes: Sequence[int] | Mapping[str, int] | None = None) -> list[torch.Tensor]:
         """Runs ``entry`` on ``inputs`` and returns its outputs.
+
+        An entry with dynamic shapes (metadata "sizes") takes its sizes from
+        the inputs' extents that name them, and those no input has from
+        ``sizes`` (values in the metadata's order, or a mapping by name);
+        the shapes below are the metadata's with those values put in.
 
         Inputs are passed by pointer after ``.contiguous()`` (a copy only
         when the tensor is not already dense row-major); their shapes and
@@ -369,9 +429,11 @@ class Executable:
             raise PolyBlocksError(
                 StatusCode.INVALID_ARGUMENT,
                 f"entry {entry!r} takes {len(spec.inputs)} inputs, got {len(inputs)}")
+        size_values = spec.bind_sizes(inputs, sizes) if spec.sizes else {}
         keep = []  # keeps contiguous copies alive during the call
         ptrs = []
         for i, (t, (shape, dtype)) in enumerate(zip(inputs, spec.inputs)):
+            shape = _concrete(shape, size_values)
             if not isinstance(t, torch.Tensor):
                 raise PolyBlocksError(
                     StatusCode.INVALID_ARGUMENT,
@@ -400,16 +462,18 @@ class Executable:
                 t = t.clone()
             keep.append(t)
             ptrs.append(t.data_ptr() if t.numel() else _EMPTY_PTR)
+        output_specs = [(_concrete(shape, size_values), dtype)
+                        for shape, dtype in spec.outputs]
         if outputs is None:
             outputs = [torch.empty(shape, dtype=dtype, device=self.device)
-                       for shape, dtype in spec.outputs]
+                       for shape, dtype in output_specs]
         else:
             outputs = list(outputs)
             if len(outputs) != len(spec.outputs):
                 raise PolyBlocksError(
                     StatusCode.INVALID_ARGUMENT,
                     f"entry {entry!r} has {len(spec.outputs)} outputs, got {len(outputs)}")
-            for i, (t, (shape, dtype)) in enumerate(zip(outputs, spec.outputs)):
+            for i, (t, (shape, dtype)) in enumerate(zip(outputs, output_specs)):
                 if (t.dtype != dtype or tuple(t.shape) != shape or not t.is_contiguous()
                         or t.device != self.device):
                     raise PolyBlocksError(
@@ -422,7 +486,8 @@ class Executable:
         buffers = (ctypes.c_void_p * max(n, 1))(*ptrs)
         stream = (torch.cuda.current_stream(self.device).cuda_stream
                   if self.cuda else None)
-        self._handle.run(spec.bname, buffers, n, stream)
+        self._handle.run(spec.bname, buffers, n, stream,
+                         [size_values[name] for name in spec.sizes])
         return outputs
 
 

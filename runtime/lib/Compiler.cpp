@@ -18,6 +18,7 @@
 #include "pb/Target/Backend.h"
 #include "pb/Target/TargetRegistry.h"
 #include "pb/Targets/InitBackends.h"
+#include "pb/Transforms/DimArgs.h"
 #include "pb/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -61,13 +62,31 @@ static std::string getDTypeName(Type type) {
   return text;
 }
 
-static llvm::json::Array describeTensors(TypeRange types) {
+/// The metadata's name of size `k` of an entry: "s<k>", the k-th of its
+/// `index` arguments in order.
+static std::string getSizeName(unsigned k) { return "s" + std::to_string(k); }
+
+/// The entry's tensors of `types` (its arguments or results) with their
+/// `pb.dim_args` from `dimArgs`: a dynamic dimension is the name of the size
+/// that holds it. `sizeOf` maps argument positions to size numbers.
+static llvm::json::Array
+describeTensors(TypeRange types,
+                llvm::function_ref<Attribute(unsigned)> dimArgs,
+                const llvm::DenseMap<int64_t, unsigned> &sizeOf) {
   llvm::json::Array tensors;
-  for (Type type : types) {
-    auto tensor = cast<RankedTensorType>(type);
+  for (auto [index, type] : llvm::enumerate(types)) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      continue; // an index size
+    auto positions = dyn_cast_or_null<DenseI64ArrayAttr>(dimArgs(index));
     llvm::json::Array shape;
-    for (int64_t dim : tensor.getShape())
-      shape.push_back(dim);
+    for (auto [d, dim] : llvm::enumerate(tensor.getShape())) {
+      if (!ShapedType::isDynamic(dim) || !positions ||
+          !sizeOf.count(positions[d]))
+        shape.push_back(dim);
+      else
+        shape.push_back(getSizeName(sizeOf.lookup(positions[d])));
+    }
     tensors.push_back(
         llvm::json::Object{{"shape", std::move(shape)},
                            {"dtype", getDTypeName(tensor.getElementType())}});
@@ -283,14 +302,45 @@ pb_status *pbCompile(const char *moduleText, size_t size, const char *target,
         continue;
       FunctionType type = func.getFunctionType();
       bool tensorsOnly =
-          llvm::all_of(type.getInputs(), llvm::IsaPred<RankedTensorType>) &&
+          llvm::all_of(
+              type.getInputs(),
+              [](Type t) { return isa<RankedTensorType>(t) || t.isIndex(); }) &&
           llvm::all_of(type.getResults(), llvm::IsaPred<RankedTensorType>);
       if (!tensorsOnly)
         continue; // pb-check-input-contract reports it.
-      entries.push_back(
-          llvm::json::Object{{"name", func.getName()},
-                             {"inputs", describeTensors(type.getInputs())},
-                             {"outputs", describeTensors(type.getResults())}});
+      // The entry's sizes: its index arguments, in order.
+      llvm::DenseMap<int64_t, unsigned> sizeOf;
+      llvm::json::Array sizes;
+      for (auto [index, input] : llvm::enumerate(type.getInputs()))
+        if (input.isIndex()) {
+          unsigned k = sizes.size();
+          sizes.push_back(getSizeName(k));
+          sizeOf[index] = k;
+        }
+      if (!sizes.empty() && (*chip)->vendor != pb::Vendor::CPU)
+        return makeStatus(
+            PB_STATUS_UNSUPPORTED,
+            llvm::Twine("entry '") + func.getName() +
+                "' takes sizes (dynamic shapes): only CPU targets compile "
+                "them yet, not " +
+                (*chip)->name);
+      llvm::json::Object description{
+          {"name", func.getName()},
+          {"inputs", describeTensors(
+                         type.getInputs(),
+                         [&](unsigned i) {
+                           return func.getArgAttr(i, pb::kDimArgsAttrName);
+                         },
+                         sizeOf)},
+          {"outputs", describeTensors(
+                          type.getResults(),
+                          [&](unsigned i) {
+                            return func.getResultAttr(i, pb::kDimArgsAttrName);
+                          },
+                          sizeOf)}};
+      if (!sizes.empty())
+        description["sizes"] = std::move(sizes);
+      entries.push_back(std::move(description));
     }
 
     // The reference pipeline leaves out S3 and the S1 and S2 rewrites

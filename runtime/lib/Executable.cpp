@@ -6,7 +6,8 @@
 //
 // CPU artifacts carry an ELF shared object. It is loaded from an anonymous
 // in-memory file (memfd), so loading writes nothing to disk, and each entry
-// is called through its packed wrapper `__pb_entry_<name>(void **buffers)`.
+// is called through its packed wrapper `__pb_entry_<name>(void **buffers,
+// const int64_t *sizes)`.
 // NVIDIA artifacts (format nvidia-ptx+plan) are loaded and run by
 // CudaExecutable.cpp, AMD ones (amd-hsaco+plan) by HipExecutable.cpp, and
 // both on the CPU by EmulatedExecutable.cpp (pbExecutableLoadEmulated).
@@ -26,9 +27,10 @@ using namespace mlir::pb::runtime;
 
 namespace {
 struct Entry {
-  using Fn = void (*)(void *const *);
+  using Fn = void (*)(void *const *, const int64_t *);
   Fn fn;
   size_t numBuffers;
+  size_t numSizes;
 };
 } // namespace
 
@@ -166,7 +168,8 @@ pb_status *pbExecutableLoad(const pb_artifact *artifact, pb_executable **out) {
                           "the artifact's code lacks entry '" + entry->name +
                               "'");
       executable->entries[entry->name] = {reinterpret_cast<Entry::Fn>(fn),
-                                          entry->getNumBuffers()};
+                                          entry->getNumBuffers(),
+                                          entry->getNumSizes()};
     }
     *out = executable.release();
     return nullptr;
@@ -203,10 +206,41 @@ pb_status *pbExecutableLoadEmulated(const pb_artifact *artifact,
 pb_status *pbExecutableRun(pb_executable *executable, const char *entry,
                            void *const *buffers, size_t numBuffers,
                            void *stream) {
+  return pbExecutableRunWithSizes(executable, entry, buffers, numBuffers,
+                                  nullptr, 0, stream);
+}
+
+pb_status *pbExecutableRunWithSizes(pb_executable *executable,
+                                    const char *entry, void *const *buffers,
+                                    size_t numBuffers, const int64_t *sizes,
+                                    size_t numSizes, void *stream) {
   return guard([&]() -> pb_status * {
     if (!executable || !entry)
       return makeStatus(PB_STATUS_INVALID_ARGUMENT,
                         "pbExecutableRun: null executable or entry");
+    auto checkSizes = [&](size_t expected) -> pb_status * {
+      if (numSizes != expected)
+        return makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                          llvm::Twine("entry '") + entry + "' takes " +
+                              llvm::Twine(expected) + " sizes, not " +
+                              llvm::Twine(numSizes) +
+                              (expected ? " (pbExecutableRunWithSizes)" : ""));
+      if (numSizes && !sizes)
+        return makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                          llvm::Twine("the sizes of entry '") + entry +
+                              "' are null");
+      for (size_t i = 0; i < numSizes; ++i)
+        if (sizes[i] < 0)
+          return makeStatus(PB_STATUS_INVALID_ARGUMENT,
+                            llvm::Twine("size ") + llvm::Twine(i) +
+                                " of entry '" + entry + "' is negative (" +
+                                llvm::Twine(sizes[i]) + ")");
+      return nullptr;
+    };
+    // GPU entries take no sizes.
+    if (!executable->handle)
+      if (pb_status *status = checkSizes(0))
+        return status;
     auto checkBuffers = [&](size_t expected) -> pb_status * {
       if (numBuffers != expected)
         return makeStatus(PB_STATUS_INVALID_ARGUMENT,
@@ -265,7 +299,9 @@ pb_status *pbExecutableRun(pb_executable *executable, const char *entry,
                         "CPU executables take no stream (pass NULL)");
     if (pb_status *status = checkBuffers(it->second.numBuffers))
       return status;
-    it->second.fn(buffers);
+    if (pb_status *status = checkSizes(it->second.numSizes))
+      return status;
+    it->second.fn(buffers, sizes);
     return nullptr;
   });
 }

@@ -150,6 +150,11 @@ pb_status *mlir::pb::runtime::parseGpuPayload(const pb_artifact &artifact,
     if (!entry)
       return makeStatus(PB_STATUS_RUNTIME_ERROR,
                         "malformed entry in the artifact's metadata");
+    if (entry->getNumSizes())
+      return makeStatus(PB_STATUS_UNSUPPORTED,
+                        "GPU entry '" + entry->name +
+                            "' takes sizes (dynamic shapes), which GPU "
+                            "artifacts do not support yet");
     std::vector<size_t> &bytes = callerBytes[entry->name];
     for (const llvm::json::Array *tensors : {entry->inputs, entry->outputs})
       for (const llvm::json::Value &tensor : *tensors)

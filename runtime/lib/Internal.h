@@ -52,8 +52,14 @@ struct EntryDescription {
   llvm::StringRef name;
   const llvm::json::Array *inputs;
   const llvm::json::Array *outputs;
+  /// The names of the entry's sizes ("sizes"; null when it takes none):
+  /// the values of its dynamic dimensions, which shapes name in place of
+  /// an extent.
+  const llvm::json::Array *sizes;
   /// The caller's buffers: inputs, then outputs.
   size_t getNumBuffers() const;
+  /// The caller's sizes.
+  size_t getNumSizes() const;
 };
 /// `value` as an entry, or nullopt when it is not an object with a string
 /// "name" and arrays "inputs" and "outputs".

@@ -36,6 +36,10 @@ size_t EntryDescription::getNumBuffers() const {
   return inputs->size() + outputs->size();
 }
 
+size_t EntryDescription::getNumSizes() const {
+  return sizes ? sizes->size() : 0;
+}
+
 std::optional<EntryDescription>
 mlir::pb::runtime::readEntry(const llvm::json::Value &value) {
   const llvm::json::Object *entry = value.getAsObject();
@@ -46,11 +50,16 @@ mlir::pb::runtime::readEntry(const llvm::json::Value &value) {
       entry ? entry->getArray("outputs") : nullptr;
   if (!name || !inputs || !outputs)
     return std::nullopt;
-  return EntryDescription{*name, inputs, outputs};
+  const llvm::json::Array *sizes = entry->getArray("sizes");
+  if (!sizes && entry->get("sizes"))
+    return std::nullopt;
+  return EntryDescription{*name, inputs, outputs, sizes};
 }
 
-/// Checks one {"shape": [...], "dtype": "..."} of an entry.
-static bool checkTensor(const llvm::json::Value &value, std::string &why) {
+/// Checks one {"shape": [...], "dtype": "..."} of an entry whose sizes are
+/// `sizes`: an extent is a non-negative integer or the name of a size.
+static bool checkTensor(const llvm::json::Value &value,
+                        const llvm::StringSet<> &sizes, std::string &why) {
   const llvm::json::Object *tensor = value.getAsObject();
   if (!tensor) {
     why = "describes a tensor with something that is not an object";
@@ -71,6 +80,15 @@ static bool checkTensor(const llvm::json::Value &value, std::string &why) {
   uint64_t bytes = elementBytes;
   bool empty = false;
   for (const llvm::json::Value &dim : *shape) {
+    if (std::optional<llvm::StringRef> size = dim.getAsString()) {
+      if (!sizes.contains(*size)) {
+        why = ("has a tensor extent '" + *size +
+               "' that names none of the entry's sizes")
+                  .str();
+        return false;
+      }
+      continue; // its bytes are known at run time
+    }
     std::optional<int64_t> extent = dim.getAsInteger();
     if (!extent || *extent < 0) {
       why = "has a tensor extent that is not a non-negative integer";
@@ -129,9 +147,19 @@ bool mlir::pb::runtime::checkMetadata(llvm::StringRef text, std::string &why) {
       why = ("lists entry '" + name + "' twice").str();
       return false;
     }
+    llvm::StringSet<> sizes;
+    if (entry->sizes)
+      for (const llvm::json::Value &size : *entry->sizes) {
+        std::optional<llvm::StringRef> sizeName = size.getAsString();
+        if (!sizeName || sizeName->empty() || !sizes.insert(*sizeName).second) {
+          why = ("(entry '" + name + "') has sizes that are no distinct names")
+                    .str();
+          return false;
+        }
+      }
     for (const llvm::json::Array *tensors : {entry->inputs, entry->outputs})
       for (const llvm::json::Value &tensor : *tensors)
-        if (!checkTensor(tensor, why)) {
+        if (!checkTensor(tensor, sizes, why)) {
           why = ("(entry '" + name + "') ").str() + why;
           return false;
         }

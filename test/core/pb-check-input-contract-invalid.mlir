@@ -1,9 +1,46 @@
 // RUN: pb-opt %s --split-input-file --pb-check-input-contract --verify-diagnostics
 
-// expected-error @+1 {{argument 0 of 'dynamic' has a dynamic shape (tensor<?x4xf32>); only static shapes are supported}}
+// expected-error @+1 {{argument 0 of 'dynamic' has a dynamic shape but no pb.dim_args naming the size arguments of its dynamic dimensions}}
 func.func @dynamic(%x: tensor<?x4xf32>) -> tensor<4xf32> {
   %e = tensor.empty() : tensor<4xf32>
   return %e : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{result 0 of 'dynamic_result' has a dynamic shape but no pb.dim_args}}
+func.func @dynamic_result(%x: tensor<?x4xf32> {pb.dim_args = array<i64: 1, -1>}, %n: index) -> tensor<?x4xf32> {
+  return %x : tensor<?x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{argument 0 of 'not_a_size' has a pb.dim_args whose element 0 (1) is no position of an index argument of 'not_a_size'}}
+func.func @not_a_size(%x: tensor<?x4xf32> {pb.dim_args = array<i64: 1, -1>}, %y: tensor<4xf32>) -> tensor<4xf32> {
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{argument 0 of 'static_named' has a pb.dim_args naming argument 1 for its static dimension 1 (-1 expected)}}
+func.func @static_named(%x: tensor<?x4xf32> {pb.dim_args = array<i64: 1, 1>}, %n: index) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  return %e : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{argument 0 of 'wrong_rank' has a pb.dim_args of 1 elements for 2 dimensions}}
+func.func @wrong_rank(%x: tensor<?x4xf32> {pb.dim_args = array<i64: 1>}, %n: index) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  return %e : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{argument 1 of 'float_size' has type f32; only ranked tensors and index sizes are supported}}
+func.func @float_size(%x: tensor<4xf32>, %s: f32) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
 }
 
 // -----
@@ -16,7 +53,7 @@ func.func @complex(%x: tensor<4xcomplex<f32>>) -> tensor<4xf32> {
 
 // -----
 
-// expected-error @+1 {{result 0 of 'scalar' has type f32; only statically shaped ranked tensors are supported}}
+// expected-error @+1 {{result 0 of 'scalar' has type f32; only ranked tensors and index sizes are supported}}
 func.func @scalar(%x: tensor<4xf32>) -> f32 {
   %c = arith.constant 1.0 : f32
   return %c : f32
@@ -33,15 +70,6 @@ func.func @scf(%x: tensor<4xf32>) -> tensor<4xf32> {
     scf.yield %t : tensor<4xf32>
   }
   return %r : tensor<4xf32>
-}
-
-// -----
-
-func.func @dynamic_inside(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %n = arith.constant 3 : index
-  // expected-error @+1 {{op 'tensor.empty' result has a dynamic shape (tensor<?xf32>); only static shapes are supported}}
-  %e = tensor.empty(%n) : tensor<?xf32>
-  return %x : tensor<4xf32>
 }
 
 // -----

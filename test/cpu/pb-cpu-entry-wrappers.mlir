@@ -4,7 +4,7 @@
 // argument from the packed array and calls it; declarations do not.
 // CHECK-LABEL: llvm.func @add(
 // CHECK: llvm.func internal @kernel_0123456789abcdef(
-// CHECK: llvm.func @__pb_entry_add(%[[ARGS:.*]]: !llvm.ptr)
+// CHECK: llvm.func @__pb_entry_add(%[[ARGS:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr)
 // CHECK: %[[S0:.*]] = llvm.getelementptr %[[ARGS]][0]
 // CHECK: %[[P0:.*]] = llvm.load %[[S0]] : !llvm.ptr -> !llvm.ptr
 // CHECK: %[[S1:.*]] = llvm.getelementptr %[[ARGS]][1]
@@ -30,8 +30,27 @@ llvm.func @kernel_0123456789abcdef(%a: !llvm.ptr) attributes {sym_visibility = "
 
 // -----
 
-// expected-error @+1 {{entry 'scalar' argument 1 has type 'i64'; entries take only statically shaped tensors}}
-llvm.func @scalar(%a: !llvm.ptr, %n: i64) {
+// Sizes (index arguments, i64 here) come from the second array, buffers
+// from the first, each in argument order.
+// CHECK-LABEL: llvm.func @sized(
+// CHECK: llvm.func @__pb_entry_sized(%[[ARGS:.*]]: !llvm.ptr, %[[SIZES:.*]]: !llvm.ptr)
+// CHECK: %[[S0:.*]] = llvm.getelementptr %[[ARGS]][0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: %[[P0:.*]] = llvm.load %[[S0]] : !llvm.ptr -> !llvm.ptr
+// CHECK: %[[Z0:.*]] = llvm.getelementptr %[[SIZES]][0] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK: %[[N0:.*]] = llvm.load %[[Z0]] : !llvm.ptr -> i64
+// CHECK: %[[Z1:.*]] = llvm.getelementptr %[[SIZES]][1] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK: %[[N1:.*]] = llvm.load %[[Z1]] : !llvm.ptr -> i64
+// CHECK: %[[S1:.*]] = llvm.getelementptr %[[ARGS]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK: %[[P1:.*]] = llvm.load %[[S1]] : !llvm.ptr -> !llvm.ptr
+// CHECK: llvm.call @sized(%[[P0]], %[[N0]], %[[N1]], %[[P1]])
+llvm.func @sized(%a: !llvm.ptr, %n: i64, %m: i64, %b: !llvm.ptr) {
+  llvm.return
+}
+
+// -----
+
+// expected-error @+1 {{entry 'scalar' argument 1 has type 'f32'; entries take only buffers and index sizes}}
+llvm.func @scalar(%a: !llvm.ptr, %x: f32) {
   llvm.return
 }
 

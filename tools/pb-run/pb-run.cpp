@@ -197,6 +197,14 @@ static std::string shapeString(const std::vector<int64_t> &shape) {
 static bool runEntry(Loaded &loaded, Loaded *reference,
                      const llvm::json::Object &entry) {
   llvm::StringRef name = *entry.getString("name");
+  if (const llvm::json::Array *sizes = entry.getArray("sizes");
+      sizes && !sizes->empty()) {
+    llvm::errs() << "pb-run: error: entry '" << name
+                 << "' takes sizes (dynamic shapes), which pb-run does not "
+                    "support yet; run it through the C API's "
+                    "pbExecutableRunWithSizes or polyblocks.compile\n";
+    return false;
+  }
   std::vector<TensorSpec> inSpecs = getSpecs(entry, "inputs");
   std::vector<TensorSpec> outSpecs = getSpecs(entry, "outputs");
   for (const std::vector<TensorSpec> *specs : {&inSpecs, &outSpecs})

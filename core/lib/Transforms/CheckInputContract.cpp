@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pb/Transforms/DimArgs.h"
 #include "pb/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -27,15 +28,13 @@ static bool isSupportedElementType(Type type) {
 }
 
 /// Why `type` is outside the contract, or "" when it is inside. Scalars are
-/// accepted inside bodies only (`allowScalars`).
+/// accepted inside bodies only (`allowScalars`); dynamic dimensions are
+/// checked by the caller (checkDimArgs for arguments and results).
 static std::string checkType(Type type, bool allowScalars) {
   std::string reason;
   llvm::raw_string_ostream os(reason);
   if (auto tensor = dyn_cast<RankedTensorType>(type)) {
-    if (!tensor.hasStaticShape())
-      os << "has a dynamic shape (" << type
-         << "); only static shapes are supported";
-    else if (!isSupportedElementType(tensor.getElementType()))
+    if (!isSupportedElementType(tensor.getElementType()))
       os << "has element type " << tensor.getElementType()
          << ", which is not supported";
     else if (tensor.getEncoding())
@@ -44,8 +43,9 @@ static std::string checkType(Type type, bool allowScalars) {
   }
   if (allowScalars && isSupportedElementType(type))
     return reason;
-  os << "has type " << type << "; only statically shaped ranked tensors"
-     << (allowScalars ? " and scalars" : "") << " are supported";
+  os << "has type " << type << "; only ranked tensors"
+     << (allowScalars ? " and scalars" : " and index sizes")
+     << " are supported";
   return reason;
 }
 
@@ -81,8 +81,14 @@ private:
       return false;
     }
     FunctionType type = func.getFunctionType();
+    // Arguments are tensors or `index` sizes; the dynamic dimensions of
+    // arguments and results name the sizes that hold them (pb.dim_args).
     for (auto [index, input] : llvm::enumerate(type.getInputs())) {
-      std::string reason = checkType(input, /*allowScalars=*/false);
+      std::string reason =
+          input.isIndex() ? "" : checkType(input, /*allowScalars=*/false);
+      if (reason.empty())
+        reason = pb::checkDimArgs(func, input,
+                                  func.getArgAttr(index, pb::kDimArgsAttrName));
       if (!reason.empty()) {
         func.emitError() << "argument " << index << " of '" << func.getName()
                          << "' " << reason;
@@ -91,6 +97,9 @@ private:
     }
     for (auto [index, result] : llvm::enumerate(type.getResults())) {
       std::string reason = checkType(result, /*allowScalars=*/false);
+      if (reason.empty())
+        reason = pb::checkDimArgs(
+            func, result, func.getResultAttr(index, pb::kDimArgsAttrName));
       if (!reason.empty()) {
         func.emitError() << "result " << index << " of '" << func.getName()
                          << "' " << reason;

@@ -486,6 +486,9 @@ void PBMapMatrixUnitsPass::mapContraction(
     explain(op, "matrix units: " + op->getName().getStringRef() +
                     " left to loop tiling: " + why);
   };
+  // Sizes known only at run time (dynamic shapes) are not mapped yet.
+  if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+    return skip("a loop's size is known only at run time");
   std::string why;
   FailureOr<GemmDims> classified = classify(op, why);
   if (failed(classified))

@@ -37,10 +37,10 @@
 using namespace mlir;
 
 static std::string getS1Spec(const pb::PipelineOptions &options) {
-  return std::string(
-             "canonicalize{top-down=false},func.func(pb-decompose-aggregates,"
-             "pb-conv-to-channels-last,pb-fold-transposes),"
-             "pb-fuse-elementwise,func.func(pb-propagate-layouts") +
+  return std::string("func.func(pb-bind-dims),canonicalize{top-down=false},"
+                     "func.func(pb-decompose-aggregates,"
+                     "pb-conv-to-channels-last,pb-fold-transposes),"
+                     "pb-fuse-elementwise,func.func(pb-propagate-layouts") +
          (options.optionalRewrites ? ",pb-hoist-invariants" : "") +
          "),canonicalize{top-down=false},cse,"
          // Reshape fusion leaves affine.apply on linalg.index in bodies; once
@@ -71,7 +71,8 @@ static std::string getS2Spec(const pb::PipelineOptions &options,
          "function-boundary-type-conversion=identity-layout-map},"
          "buffer-results-to-out-params{hoist-static-allocs "
          "modify-public-functions},"
-         "func.func(buffer-hoisting),buffer-deallocation-pipeline,"
+         "func.func(pb-bind-dims,buffer-hoisting),"
+         "buffer-deallocation-pipeline,"
          "func.func(" +
          rowKernels +
          "pb-lower-to-affine,pb-fold-views),fold-memref-alias-ops,"

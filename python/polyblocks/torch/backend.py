@@ -10,9 +10,14 @@ function and compiled by the C API. Ops without an emitter split the graph:
 the supported parts are compiled, the rest runs eagerly, and each fallback
 op is logged once on the ``polyblocks`` logger. ``strict=True`` raises
 NotImplementedError naming the op instead. Graphs with symbolic shapes
-(dynamo's automatic dynamic shapes, ``dynamic=True``) are specialized:
-compiled once per distinct set of concrete input shapes and of the values
-of the 0-d inputs that the graph reads with ``.item()``.
+(dynamo's automatic dynamic shapes, ``dynamic=True``, ``mark_dynamic``)
+are compiled once for all sizes with ``dynamic_shapes="symbolic"``: the
+artifact's entry takes the sizes at run time (docs/DynamicShapes.md). A
+graph that cannot be (an op without a symbolic form yet, a training
+graph, an op that falls back to eager), and every such graph with the
+default ``dynamic_shapes="specialize"``, is compiled once per distinct set
+of concrete input shapes and of the values of the 0-d inputs that the
+graph reads with ``.item()``.
 """
 
 from __future__ import annotations
@@ -71,6 +76,11 @@ class Options:
                   kernel emulator (graphs on CPU tensors; slow, with
                   compute-sanitizer's checks: for testing the GPU back ends
                   without a GPU).
+    dynamic_shapes: graphs with symbolic sizes: "specialize" (default):
+                  one compile per distinct set of input shapes;
+                  "symbolic": one compile for all sizes where the graph
+                  has a symbolic form (inference graphs on CPU targets,
+                  every op emitted), else as "specialize".
     """
 
     target: str = "auto"
@@ -82,6 +92,7 @@ class Options:
     allow_tf32: bool | None = None
     codegen: str | None = None
     emulate: bool = False
+    dynamic_shapes: str = "specialize"
 
     @classmethod
     def parse(cls, options: dict | None) -> "Options":
@@ -97,6 +108,10 @@ class Options:
         if options.get("codegen") not in (None, "ptx", "tile-ir"):
             raise ValueError("polyblocks: option 'codegen' takes \"ptx\" or "
                              f"\"tile-ir\", not {options['codegen']!r}")
+        if options.get("dynamic_shapes", "specialize") not in ("specialize", "symbolic"):
+            raise ValueError("polyblocks: option 'dynamic_shapes' takes "
+                             "\"specialize\" or \"symbolic\", not "
+                             f"{options['dynamic_shapes']!r}")
         return cls(**options)
 
     def compiler_options(self, target: str = "") -> dict:
@@ -184,6 +199,9 @@ class CompiledGraph:
         self.single = emitted.single
         self.container = emitted.out_container
         self.arg_orders = emitted.arg_orders or [None] * len(self.arg_indices)
+        # Sizes that SymInt arguments hold (the others come from the
+        # tensors' extents).
+        self.size_args = [(name, i) for name, i in emitted.sizes if i is not None]
 
     def __call__(self, *args):
         if self.executable is not None:
@@ -191,7 +209,8 @@ class CompiledGraph:
             # a channels-last tensor is passed without a copy.
             inputs = [args[i] if order is None else args[i].permute(order)
                       for i, order in zip(self.arg_indices, self.arg_orders)]
-            results = self.executable.run("forward", inputs)
+            sizes = {name: int(args[i]) for name, i in self.size_args} or None
+            results = self.executable.run("forward", inputs, sizes=sizes)
         else:
             results = []
         outs = []
@@ -224,12 +243,44 @@ class _SubgraphModule(torch.nn.Module):
         return self.runner(*args)
 
 
-def compile_graph(gm: fx.GraphModule, opts: Options) -> CompiledGraph:
+class _NotSymbolic(Exception):
+    """A graph with symbolic shapes that has no symbolic form yet: the
+    backend compiles it per shape instead."""
+
+
+def _shape_env(gm: fx.GraphModule):
+    for node in gm.graph.nodes:
+        val = node.meta.get("val")
+        if isinstance(val, torch.SymInt):
+            return val.node.shape_env
+        if isinstance(val, torch.Tensor):
+            for d in val.shape:
+                if isinstance(d, torch.SymInt):
+                    return d.node.shape_env
+    return None
+
+
+def _emit_symbolic(gm: fx.GraphModule) -> EmittedGraph:
+    """emit_graph for a graph with symbolic shapes. An emitter that read a
+    symbolic size as a number (int() of a SymInt) would have specialized
+    the code to this call's sizes, silently: torch records that as a new
+    guard, which makes the graph fall back to per-shape compiles here."""
+    env = _shape_env(gm)
+    before = len(env.guards) if env is not None else 0
+    emitted = emit_graph(gm)
+    if env is not None and len(env.guards) != before:
+        raise Unsupported("an emitter read a symbolic size as a number: "
+                          f"{env.guards[before].expr}")
+    return emitted
+
+
+def compile_graph(gm: fx.GraphModule, opts: Options,
+                  symbolic: bool = False) -> CompiledGraph:
     """Emits and compiles a fully supported graph (raises Unsupported or
     PolyBlocksError)."""
     device = graph_device(gm)
     target = resolve_target(opts.target, device, opts.emulate)
-    emitted = emit_graph(gm)
+    emitted = _emit_symbolic(gm) if symbolic else emit_graph(gm)
     if log.isEnabledFor(logging.DEBUG):
         log.debug("polyblocks: MLIR for %d ops:\n%s", len(emitted.ops), emitted.text)
     if emitted.num_results == 0:
@@ -269,16 +320,26 @@ def _eager(gm: fx.GraphModule):
     return gm.forward
 
 
-def compile_fx_graph(gm: fx.GraphModule, example_inputs, opts: Options) -> Callable:
+def compile_fx_graph(gm: fx.GraphModule, example_inputs, opts: Options,
+                     symbolic: bool = False) -> Callable:
     """The AOTAutograd forward/backward compiler: returns a callable taking
-    the graph's inputs positionally."""
+    the graph's inputs positionally. With ``symbolic``, a graph that cannot
+    be compiled for all sizes raises _NotSymbolic."""
     from torch._subclasses.fake_tensor import unset_fake_temporarily
     with unset_fake_temporarily():  # emitters make real (small) tensors
-        return _compile_fx_graph(gm, opts)
+        return _compile_fx_graph(gm, opts, symbolic)
 
 
-def _compile_fx_graph(gm: fx.GraphModule, opts: Options) -> Callable:
+def _compile_fx_graph(gm: fx.GraphModule, opts: Options, symbolic: bool = False) -> Callable:
     supported, unsupported = _support_map(gm)
+    if unsupported and symbolic:
+        node, reason = unsupported[0]
+        raise _NotSymbolic(f"{op_name(node)} runs in eager: {reason}")
+    if symbolic:
+        try:
+            return compile_graph(gm, opts, symbolic=True)
+        except (Unsupported, PolyBlocksError) as e:
+            raise _NotSymbolic(str(e)) from e
     if unsupported:
         node, reason = unsupported[0]
         if opts.strict:
@@ -367,11 +428,11 @@ def _has_symbolic(example_inputs) -> bool:
     return False
 
 
-def _aot(gm: fx.GraphModule, example_inputs, opts: Options):
+def _aot(gm: fx.GraphModule, example_inputs, opts: Options, symbolic: bool = False):
     from torch._functorch.aot_autograd import make_boxed_func
 
     def fw_compiler(g, inputs):
-        return make_boxed_func(compile_fx_graph(g, inputs, opts))
+        return make_boxed_func(compile_fx_graph(g, inputs, opts, symbolic))
 
     inference_compiler = None
     if opts.freeze:
@@ -388,7 +449,7 @@ def _aot(gm: fx.GraphModule, example_inputs, opts: Options):
             from torch._subclasses.fake_tensor import unset_fake_temporarily
             with unset_fake_temporarily():  # folds real values
                 g = freeze_graph(g, values)
-            return make_boxed_func(compile_fx_graph(g, inputs, opts))
+            return make_boxed_func(compile_fx_graph(g, inputs, opts, symbolic))
 
     # Through dynamo's own AOTAutograd backend helper (what custom backends
     # are meant to use): it counts the AOTAutograd compile, which dynamo's
@@ -478,9 +539,49 @@ def polyblocks_backend(gm: fx.GraphModule, example_inputs, options: dict | None 
     opts = Options.parse(options)
     # PT2E-quantized models: integer linear layers, the rest in f32.
     lower_quantized(gm, example_inputs)
-    if _has_symbolic(example_inputs) or _item_inputs(gm):
+    symbolic = _has_symbolic(example_inputs)
+    items = _item_inputs(gm)
+    if symbolic and opts.dynamic_shapes == "symbolic" and not _trains(gm, example_inputs):
+        # One compile for all sizes, for the values that the .item() inputs
+        # have now (a layer norm's eps); other values, compiles per shape.
+        values = [example_inputs[i].item() for i in items]
+        try:
+            fn = _aot(_with_values(gm, items, values) if items else gm,
+                      example_inputs, opts, symbolic=True)
+        except _NotSymbolic as e:
+            log.info("polyblocks: a graph with symbolic shapes is compiled "
+                     "per shape: %s", e)
+        else:
+            return _ForValues(fn, items, values, lambda: _Specializing(gm, opts))
+    if symbolic or items:
         return _Specializing(gm, opts)
     return _aot(gm, example_inputs, opts)
+
+
+class _ForValues:
+    """Runs ``fn``, compiled for the values ``values`` of the inputs at
+    ``items`` that the graph reads with ``.item()``; other values run
+    through the per-shape compiles of ``fallback()`` (made once)."""
+
+    def __init__(self, fn: Callable, items: list[int], values: list, fallback):
+        self.fn, self.items, self.values = fn, items, values
+        self.make_fallback = fallback
+        self.fallback = None
+
+    def __call__(self, *args):
+        if all(args[i].item() == v for i, v in zip(self.items, self.values)):
+            return self.fn(*args)
+        if self.fallback is None:
+            self.fallback = self.make_fallback()
+        return self.fallback(*args)
+
+
+def _trains(gm: fx.GraphModule, example_inputs) -> bool:
+    """Whether AOTAutograd would make a backward graph (compiled later,
+    when it could no longer fall back to per-shape compiles)."""
+    return torch.is_grad_enabled() and any(
+        isinstance(x, torch.Tensor) and x.requires_grad
+        for x in [*example_inputs, *gm.parameters()])
 
 
 def register() -> None:

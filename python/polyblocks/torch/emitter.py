@@ -17,7 +17,8 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from .mlir import FunctionBuilder, Unsupported, Value, mlir_type, tensor_type
+from .mlir import (FunctionBuilder, SymDim, Unsupported, Value, mlir_type, tensor_type,
+                   to_dim)
 from .ops import EMITTERS, EMPTY_INPUTS_OK, EmitContext
 
 __all__ = ["emit_graph", "node_support", "EmittedGraph", "op_name"]
@@ -41,10 +42,22 @@ def _check_tensor_meta(t, what: str) -> None:
         raise Unsupported(f"{what} is on {t.device}")
     if t.is_sparse or t.layout != torch.strided:
         raise Unsupported(f"{what} has layout {t.layout}")
-    for s in t.shape:
-        if not isinstance(s, int):
-            raise Unsupported(f"{what} has a symbolic shape {list(t.shape)}")
     mlir_type(t.dtype)  # raises for unsupported dtypes
+
+
+def _shape(t) -> tuple:
+    """A tensor's shape as extents (ints, SymDims for symbolic sizes)."""
+    return tuple(to_dim(s) for s in t.shape)
+
+
+def _has_no_elements(t) -> bool:
+    """Whether ``t`` has no elements. Symbolic extents are at least 2 (dynamo
+    specializes 0 and 1), and testing them through torch would add guards."""
+    return any(isinstance(d, int) and d == 0 for d in _shape(t))
+
+
+def _is_size(v) -> bool:
+    return isinstance(v, (int, torch.SymInt)) and not isinstance(v, bool)
 
 
 def _is_empty(v) -> bool:
@@ -54,7 +67,7 @@ def _is_empty(v) -> bool:
 
 
 def _empty_value(t) -> Value:
-    return Value(None, tuple(int(s) for s in t.shape), t.dtype)
+    return Value(None, _shape(t), t.dtype)
 
 
 def _check_result_meta(node) -> None:
@@ -95,7 +108,7 @@ def _map_args(args, env):
                                                        torch.memory_format)):
             return a
         if isinstance(a, torch.SymInt):
-            raise Unsupported("symbolic argument")
+            return to_dim(a)
         return a
     return conv(args)
 
@@ -103,7 +116,7 @@ def _map_args(args, env):
 def _check_value(v, expect, what):
     if not isinstance(v, Value):
         raise Unsupported(f"emitter returned {type(v).__name__} for {what}")
-    shape = tuple(int(s) for s in expect.shape)
+    shape = _shape(expect)
     if v.shape != shape or v.dtype != expect.dtype:
         raise Unsupported(f"emitter produced {tensor_type(v.shape, v.dtype)} for {what}, "
                           f"expected {tensor_type(shape, expect.dtype)}")
@@ -120,9 +133,13 @@ def _emit_node(b: FunctionBuilder, node: fx.Node, env) -> Any:
         if v is None:
             raise Unsupported(f"result {idx} of {op_name(src)} is not emitted")
         return v
-    _check_result_meta(node)
     val = _meta(node)
-    if isinstance(val, torch.Tensor) and val.numel() == 0:
+    if _is_size(val):
+        # Arithmetic on sizes (sym_size, s0 * 12): an extent, no IR; where
+        # it is used, the builder computes it from the entry's sizes.
+        return to_dim(val)
+    _check_result_meta(node)
+    if isinstance(val, torch.Tensor) and _has_no_elements(val):
         return _empty_value(val)  # any op: nothing to compute
     fn = _lookup(node)
     for a in node.all_input_nodes:
@@ -141,7 +158,7 @@ def _emit_node(b: FunctionBuilder, node: fx.Node, env) -> Any:
             raise Unsupported("emitter returned the wrong number of results")
         result = list(result)
         for i, (r, m) in enumerate(zip(result, val)):
-            if isinstance(m, torch.Tensor) and m.numel() == 0:
+            if isinstance(m, torch.Tensor) and _has_no_elements(m):
                 result[i] = _empty_value(m)
             elif r is not None:
                 _check_value(r, m, f"result {i}")
@@ -164,7 +181,7 @@ def node_support(node: fx.Node) -> tuple[bool, str]:
     on placeholder arguments."""
     if node.op != "call_function":
         return False, f"{node.op} nodes are not compiled"
-    if node.target is operator.getitem:
+    if node.target is operator.getitem or _is_size(_meta(node)):
         return True, ""
     b = FunctionBuilder()
     env = {}
@@ -178,15 +195,17 @@ def node_support(node: fx.Node) -> tuple[bool, str]:
                 vals = []
                 for j, v in enumerate(val):
                     if isinstance(v, torch.Tensor) and v.device.type in ("cpu", "cuda"):
-                        vals.append(_empty_value(v) if v.numel() == 0 else
-                                    Value(f"%in{i}_{j}", tuple(v.shape), v.dtype))
+                        vals.append(_empty_value(v) if _has_no_elements(v) else
+                                    Value(f"%in{i}_{j}", _shape(v), v.dtype))
                     else:
                         vals.append(None)
                 env[a] = vals
+            elif _is_size(val):
+                env[a] = to_dim(val)
             else:
                 _check_tensor_meta(val, f"input {a.name}")
-                env[a] = _empty_value(val) if val.numel() == 0 else \
-                    Value(f"%in{i}", tuple(val.shape), val.dtype)
+                env[a] = _empty_value(val) if _has_no_elements(val) else \
+                    Value(f"%in{i}", _shape(val), val.dtype)
         # getitem inputs: resolve through their producer
         _emit_node(b, node, env)
     except Unsupported as e:
@@ -216,32 +235,40 @@ class EmittedGraph:
     # argument is passed as the tensor permuted to that order (contiguous,
     # no copy) and the func transposes it back.
     arg_orders: list = field(default_factory=list)
+    # Symbolic shapes: the func's sizes ("s0", ...: its index arguments,
+    # after the tensors), each with the index of a placeholder holding it
+    # as a SymInt, or None where only tensors' extents give it.
+    sizes: list = field(default_factory=list)
 
 
 def emit_graph(gm: fx.GraphModule, func_name: str = "forward") -> EmittedGraph:
     """Emits the whole graph; raises Unsupported for the first node it
     cannot emit."""
     graph = gm.graph
-    b = FunctionBuilder()
-    env: dict = {}
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    symbols, size_sources = _size_symbols(placeholders)
+    b = FunctionBuilder({sym: f"%s{k}" for k, sym in enumerate(symbols)})
+    env: dict = {}
     args = []
     orders = []
     for i, p in enumerate(placeholders):
         val = _meta(p)
+        if _is_size(val):
+            env[p] = to_dim(val)
+            continue
         if not p.users:
             continue
         if isinstance(val, torch.Tensor):
             _check_tensor_meta(val, f"input {p.name}")
-            if val.numel() == 0:
+            if _has_no_elements(val):
                 env[p] = _empty_value(val)
                 continue
             order = _memory_order(val)
             if order is None:
-                v = Value(f"%arg{len(args)}", tuple(val.shape), val.dtype)
+                v = Value(f"%arg{len(args)}", _shape(val), val.dtype)
                 env[p] = v
             else:
-                v = Value(f"%arg{len(args)}", tuple(val.shape[d] for d in order),
+                v = Value(f"%arg{len(args)}", tuple(_shape(val)[d] for d in order),
                           val.dtype)
                 inverse = [order.index(d) for d in range(len(order))]
                 env[p] = b.transpose(v, inverse)
@@ -308,9 +335,31 @@ def emit_graph(gm: fx.GraphModule, func_name: str = "forward") -> EmittedGraph:
             results.append(v)
         else:
             plan.append(("const", o))
-    arg_text = ", ".join(f"{v.name}: {v.type}" for _, v in args)
+    # Tensors with extents of run-time size say which size argument holds
+    # each (pb.dim_args: positions of the index arguments, after the
+    # tensors; -1 for static extents).
+    position = {sym: len(args) + k for k, sym in enumerate(symbols)}
+
+    def typed(v: Value, what: str) -> str:
+        dims = []
+        for d in v.shape:
+            if not isinstance(d, SymDim):
+                dims.append(-1)
+            elif d.expr in position:
+                dims.append(position[d.expr])
+            else:
+                raise Unsupported(f"{what} has the extent {d.expr}, which is "
+                                  "no size of the inputs")
+        if all(d == -1 for d in dims):
+            return v.type
+        return f"{v.type} {{pb.dim_args = array<i64: {', '.join(map(str, dims))}>}}"
+
+    arg_text = ", ".join([f"{v.name}: {typed(v, 'an input')}" for _, v in args] +
+                         [f"%s{k}: index" for k in range(len(symbols))])
     res_types = ", ".join(v.type for v in results)
-    lines = [f"func.func @{func_name}({arg_text}) -> ({res_types}) {{"]
+    res_decl = ", ".join(typed(v, "an output") for v in results)
+    lines = [f"func.func @{func_name}({arg_text}) -> ({res_decl}) {{"]
+    lines += b.prologue
     lines += b.lines
     if results:
         lines.append(f"  return {', '.join(v.name for v in results)} : {res_types}")
@@ -320,7 +369,40 @@ def emit_graph(gm: fx.GraphModule, func_name: str = "forward") -> EmittedGraph:
     return EmittedGraph(text="\n".join(lines) + "\n", arg_indices=[i for i, _ in args],
                         plan=plan, single=single,
                         out_container=type(outs) if not single else tuple,
-                        num_results=len(results), ops=ops, arg_orders=orders)
+                        num_results=len(results), ops=ops, arg_orders=orders,
+                        sizes=size_sources)
+
+
+def _size_symbols(placeholders) -> tuple[list, list]:
+    """The size symbols of a graph with symbolic shapes, in the order the
+    placeholders name them (a SymInt input's, a tensor's extents), and for
+    each the index of a placeholder that is that size (None if none is).
+    A tensor extent that is an expression of sizes (2 * s0) rather than a
+    size has no symbolic form yet."""
+    symbols: list = []
+    sources: dict = {}
+    for i, p in enumerate(placeholders):
+        val = _meta(p)
+        if _is_size(val):
+            d = to_dim(val)
+            if isinstance(d, SymDim):
+                if not d.expr.is_Symbol:
+                    raise Unsupported(f"input {p.name} is the size expression {d.expr}")
+                if d.expr not in sources:
+                    symbols.append(d.expr)
+                    sources[d.expr] = i
+            continue
+        if isinstance(val, torch.Tensor) and p.users:
+            for d in _shape(val):
+                if not isinstance(d, SymDim):
+                    continue
+                if not d.expr.is_Symbol:
+                    raise Unsupported(f"input {p.name} has the extent {d.expr}; "
+                                      "inputs' extents must be sizes, not expressions")
+                if d.expr not in sources:
+                    symbols.append(d.expr)
+                    sources[d.expr] = None
+    return symbols, [(f"s{k}", sources[sym]) for k, sym in enumerate(symbols)]
 
 
 def _memory_order(val: torch.Tensor) -> list[int] | None:

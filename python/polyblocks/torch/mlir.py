@@ -1,7 +1,9 @@
 """A small text builder for input-contract MLIR (func, linalg, tensor, arith,
-math over static ranked tensors).
+math over ranked tensors).
 
-Tensor values are :class:`Value` (SSA name, static shape, torch dtype);
+Tensor values are :class:`Value` (SSA name, shape, torch dtype); an extent
+is an int, or a :class:`SymDim` where it is known only at run time (an
+integer expression of the graph's size symbols, dynamo's s0, s1...);
 scalars inside ``linalg.generic`` bodies are :class:`Scalar` (SSA name and a
 torch dtype, or ``INDEX`` for ``index``). Emitters build IR only through
 :class:`FunctionBuilder`, whose helpers cover the common shapes of code:
@@ -16,11 +18,110 @@ from typing import Callable, Iterable, Sequence
 import torch
 
 __all__ = ["Unsupported", "Value", "Scalar", "INDEX", "FunctionBuilder",
-           "mlir_type", "tensor_type", "is_float", "is_int", "compute_dtype"]
+           "mlir_type", "tensor_type", "is_float", "is_int", "compute_dtype",
+           "SymDim", "to_dim", "is_static"]
 
 
 class Unsupported(Exception):
     """An op, dtype or argument the emitter does not handle (falls back)."""
+
+
+class SymDim:
+    """An extent known only at run time: an integer expression (sympy) of
+    the graph's size symbols. It takes part in shape arithmetic (+, -, *,
+    exact //) and compares by identity of the expressions, which is what
+    the traced graph knows of it (dynamo guards sizes that a branch
+    compared; its symbols are at least 2, so an extent never equals 0 or
+    1). What needs its value as a number (int(), ordering, float()) raises
+    Unsupported: the op then has no symbolic form yet."""
+
+    __slots__ = ("expr",)
+
+    def __init__(self, expr):
+        import sympy
+        self.expr = sympy.sympify(expr)
+
+    @staticmethod
+    def _of(value):
+        return value.expr if isinstance(value, SymDim) else value
+
+    @staticmethod
+    def make(expr):
+        """``expr`` as an int when it is a number, else as a SymDim."""
+        import sympy
+        expr = sympy.expand(sympy.sympify(expr))
+        if expr.is_Integer:
+            return int(expr)
+        return SymDim(expr)
+
+    def __add__(self, other):
+        return SymDim.make(self.expr + SymDim._of(other))
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return SymDim.make(self.expr - SymDim._of(other))
+
+    def __rsub__(self, other):
+        return SymDim.make(SymDim._of(other) - self.expr)
+
+    def __mul__(self, other):
+        return SymDim.make(self.expr * SymDim._of(other))
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, other):
+        import sympy
+        q = sympy.cancel(self.expr / SymDim._of(other))
+        if not (q.is_polynomial() and all(
+                c.is_Integer for c in sympy.Poly(q, *q.free_symbols).coeffs())
+                if q.free_symbols else q.is_Integer):
+            raise Unsupported(f"the size {self.expr} // {other} is not exact")
+        return SymDim.make(q)
+
+    def __rfloordiv__(self, other):
+        raise Unsupported(f"division by the size {self.expr} known only at run time")
+
+    def __eq__(self, other):
+        if isinstance(other, (SymDim, int)) and not isinstance(other, bool):
+            import sympy
+            return sympy.expand(self.expr - SymDim._of(other)) == 0
+        return NotImplemented
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self):
+        return hash(self.expr)
+
+    def _numeric(self, *args):
+        raise Unsupported(f"the size {self.expr} is known only at run time")
+
+    __int__ = __index__ = __float__ = __bool__ = _numeric
+    __lt__ = __le__ = __gt__ = __ge__ = __mod__ = __rmod__ = __neg__ = _numeric
+
+    def __str__(self):
+        # Extents print through the builder (an SSA value); text that
+        # formats one with str() has no symbolic form.
+        raise Unsupported(f"the size {self.expr} is known only at run time")
+
+    def __repr__(self):
+        return f"SymDim({self.expr})"
+
+
+def to_dim(size):
+    """A torch size (int or SymInt) as an extent: an int or a SymDim."""
+    if isinstance(size, SymDim):
+        return size
+    if isinstance(size, torch.SymInt):
+        expr = size.node.expr
+        return SymDim.make(expr)
+    return int(size)
+
+
+def is_static(shape) -> bool:
+    return not any(isinstance(d, SymDim) for d in shape)
 
 
 INDEX = "index"
@@ -56,7 +157,8 @@ def tensor_type(shape: Sequence[int], dtype) -> str:
     et = mlir_type(dtype)
     if not shape:
         return f"tensor<{et}>"
-    return "tensor<" + "x".join(str(int(d)) for d in shape) + f"x{et}>"
+    return "tensor<" + "x".join("?" if isinstance(d, SymDim) else str(int(d))
+                                for d in shape) + f"x{et}>"
 
 
 def is_float(dtype) -> bool:
@@ -86,7 +188,7 @@ class Value:
 
     def __init__(self, name: str, shape: Sequence[int], dtype):
         self.name = name
-        self.shape = tuple(int(d) for d in shape)
+        self.shape = tuple(to_dim(d) for d in shape)
         self.dtype = dtype
         self.reduced = False
         self.unit_source = None
@@ -180,11 +282,61 @@ def _int_literal(value: int, dtype) -> str:
 class FunctionBuilder:
     """Builds the body of one func.func as text."""
 
-    def __init__(self):
+    def __init__(self, sizes: dict | None = None):
         self.lines: list[str] = []
         self._counter = 0
         self._indent = 2
         self._const_cache: dict[tuple, str] = {}
+        # Size symbol (sympy) -> the SSA name of the function argument that
+        # holds it; None: any symbol gets a name of its own (node_support,
+        # which emits one node on made-up arguments).
+        self.sizes = sizes
+        # Extents computed from the sizes (s0 * 12), at the start of the
+        # function: every region below may use them.
+        self.prologue: list[str] = []
+        self._size_cache: dict = {}
+
+    # -- extents known only at run time -------------------------------------
+    def size_value(self, extent) -> str:
+        """The SSA name of an index holding ``extent`` (an int or a SymDim),
+        computed in the function's prologue."""
+        import sympy
+        expr = sympy.expand(sympy.sympify(SymDim._of(extent)))
+        name = self._size_cache.get(expr)
+        if name is not None:
+            return name
+        if expr.is_Integer:
+            name = self._prologue_op(f"arith.constant {int(expr)} : index")
+        elif expr.is_Symbol:
+            if self.sizes is None:
+                name = f"%{expr.name}"
+            elif expr in self.sizes:
+                name = self.sizes[expr]
+            else:
+                raise Unsupported(f"the size {expr} is no input's")
+        elif expr.is_Add or expr.is_Mul:
+            opname = "arith.addi" if expr.is_Add else "arith.muli"
+            terms = [self.size_value(t) for t in expr.args]
+            name = terms[0]
+            for t in terms[1:]:
+                name = self._prologue_op(f"{opname} {name}, {t} : index")
+        elif type(expr).__name__ == "FloorDiv" and len(expr.args) == 2:
+            a, b_ = (self.size_value(t) for t in expr.args)
+            name = self._prologue_op(f"arith.floordivsi {a}, {b_} : index")
+        else:
+            raise Unsupported(f"the size {expr} has no arithmetic form here")
+        self._size_cache[expr] = name
+        return name
+
+    def _prologue_op(self, text: str) -> str:
+        name = self.fresh("s")
+        self.prologue.append(f"  {name} = {text}")
+        return name
+
+    def sizes_text(self, extents) -> str:
+        """``[a, b, ...]`` of a mixed static/dynamic list (offsets, sizes)."""
+        return "[" + ", ".join(self.size_value(e) if isinstance(e, SymDim) else str(int(e))
+                               for e in extents) + "]"
 
     # -- plumbing ----------------------------------------------------------
     def fresh(self, prefix: str = "v") -> str:
@@ -206,6 +358,10 @@ class FunctionBuilder:
     def const(self, value, dtype) -> Scalar:
         """A scalar constant of ``dtype`` (python bool/int/float value,
         converted like torch converts a Scalar)."""
+        if isinstance(value, SymDim):
+            # An extent known at run time as a number (a mean's divisor).
+            size = Scalar(self.size_value(value), INDEX)
+            return self.cast(size, dtype)
         if dtype == INDEX:
             return Scalar(self.op(f"arith.constant {int(value)} : index", "c"), INDEX)
         if is_float(dtype):
@@ -296,7 +452,9 @@ class FunctionBuilder:
 
     # -- tensors -----------------------------------------------------------
     def empty(self, shape, dtype) -> Value:
-        return self.tensor_op(f"tensor.empty() : {tensor_type(shape, dtype)}", shape, dtype)
+        dynamic = ", ".join(self.size_value(d) for d in shape if isinstance(d, SymDim))
+        return self.tensor_op(f"tensor.empty({dynamic}) : {tensor_type(shape, dtype)}",
+                              shape, dtype)
 
     def fill(self, value, shape, dtype) -> Value:
         """A tensor of ``shape`` filled with a python number or a Scalar."""
@@ -474,7 +632,7 @@ class FunctionBuilder:
         reduction result they are emitted as a linalg.generic copy instead
         (S3 fusion currently miscompiles a reduction whose result is
         expanded/collapsed before a broadcasting consumer)."""
-        shape = tuple(int(s) for s in shape)
+        shape = tuple(to_dim(s) for s in shape)
         if x.shape == shape:
             return x
         if [d for d in x.shape if d != 1] == [d for d in shape if d != 1]:
@@ -506,6 +664,9 @@ class FunctionBuilder:
             return x
         assert math.prod(shape) == x.numel, (x, shape)
         groups = _reassociation(x.shape, shape)
+        if groups is None and not (is_static(x.shape) and is_static(shape)):
+            raise Unsupported(f"reshape of {list(x.shape)} to {list(shape)} "
+                              "through one dimension of run-time size")
         if groups is not None and len(shape) < x.rank:
             return self._collapse(x, groups, shape)
         if groups is not None and len(shape) > x.rank:
@@ -529,7 +690,7 @@ class FunctionBuilder:
     def _expand(self, x: Value, groups, shape) -> Value:
         r = "[" + ", ".join("[" + ", ".join(map(str, g)) + "]" for g in groups) + "]"
         out_t = tensor_type(shape, x.dtype)
-        os_ = "[" + ", ".join(map(str, shape)) + "]"
+        os_ = self.sizes_text(shape)
         return self.tensor_op(
             f"tensor.expand_shape {x.name} {r} output_shape {os_} : {x.type} into {out_t}",
             shape, x.dtype)
@@ -553,8 +714,8 @@ class FunctionBuilder:
             return self.reshape(x, result_shape)
         out_t = tensor_type(result_shape, x.dtype)
         v = self.tensor_op(
-            f"tensor.extract_slice {x.name}[{', '.join(map(str, offsets))}] "
-            f"[{', '.join(map(str, sizes))}] [{', '.join(map(str, strides))}] : "
+            f"tensor.extract_slice {x.name}{self.sizes_text(offsets)} "
+            f"{self.sizes_text(sizes)} [{', '.join(map(str, strides))}] : "
             f"{x.type} to {out_t}", result_shape, x.dtype)
         return self.copy(v)
 
@@ -566,17 +727,17 @@ class FunctionBuilder:
         result feeds another op is currently miscompiled by S3 fusion (the
         input is never copied in; see python/README.md), this form is not."""
         strides = strides or [1] * dest.rank
-        offs = ", ".join(map(str, offsets))
-        sizes = ", ".join(map(str, src.shape))
+        offs = self.sizes_text(offsets)
+        sizes = self.sizes_text(src.shape)
         strs = ", ".join(map(str, strides))
         sl = self.tensor_op(
-            f"tensor.extract_slice {dest.name}[{offs}] [{sizes}] [{strs}] : "
+            f"tensor.extract_slice {dest.name}{offs} {sizes} [{strs}] : "
             f"{dest.type} to {src.type}", src.shape, src.dtype)
         c = self.tensor_op(
             f"linalg.copy ins({src.name} : {src.type}) outs({sl.name} : {sl.type}) "
             f"-> {sl.type}", src.shape, src.dtype)
         return self.tensor_op(
-            f"tensor.insert_slice {c.name} into {dest.name}[{offs}] [{sizes}] [{strs}] : "
+            f"tensor.insert_slice {c.name} into {dest.name}{offs} {sizes} [{strs}] : "
             f"{src.type} into {dest.type}", dest.shape, dest.dtype)
 
     def pad(self, x: Value, low: Sequence[int], high: Sequence[int], value) -> Value:
@@ -631,7 +792,9 @@ def _reassociation(src: Sequence[int], dst: Sequence[int]):
             g.append(i)
             p *= long[i]
             i += 1
-            if p >= s:
+            # Extents of run-time size: a group ends where the product is
+            # the same expression (s0 x 12 for s0 * 12).
+            if p == s or (is_static([p, s]) and p > s):
                 break
         if p != s:
             return None

@@ -17,6 +17,10 @@
  * pointer per input, then one per output, each to a dense row-major buffer
  * of the shape and element type the artifact's metadata states. Outputs are
  * written, never allocated, by the callee. Buffers need no alignment.
+ * An entry whose function also takes `index` arguments (dynamic shapes,
+ * docs/DynamicShapes.md) takes their values, its "sizes", through
+ * pbExecutableRunWithSizes: the metadata lists their names in order
+ * ("sizes": ["s0", ...]) and a dynamic extent of a shape is such a name.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -169,6 +173,16 @@ PB_API pb_status *pbExecutableLoadEmulated(const pb_artifact *artifact,
 PB_API pb_status *pbExecutableRun(pb_executable *executable, const char *entry,
                                   void *const *buffers, size_t num_buffers,
                                   void *stream);
+/* pbExecutableRun for an entry that takes sizes: `sizes` holds the
+ * `num_sizes` values the metadata's "sizes" name, in that order; each buffer
+ * has the shape the metadata states with those values put in. A size below
+ * zero is PB_STATUS_INVALID_ARGUMENT, as is a count other than the entry's
+ * (pbExecutableRun passes none). CPU executables only: GPU entries take no
+ * sizes. */
+PB_API pb_status *
+pbExecutableRunWithSizes(pb_executable *executable, const char *entry,
+                         void *const *buffers, size_t num_buffers,
+                         const int64_t *sizes, size_t num_sizes, void *stream);
 PB_API void pbExecutableDestroy(pb_executable *executable);
 /* The kernel timers of a CPU artifact compiled with the option profile=1:
  * for each of the first `count` kernel call sites (the metadata's

@@ -56,11 +56,12 @@ public:
     }
     for (LLVM::LLVMFuncOp func : entries) {
       LLVM::LLVMFunctionType type = func.getFunctionType();
+      auto sizeType = IntegerType::get(&getContext(), 64);
       for (auto [index, argType] : llvm::enumerate(type.getParams())) {
-        if (argType != ptrType) {
+        if (argType != ptrType && argType != sizeType) {
           func.emitError() << "entry '" << func.getName() << "' argument "
                            << index << " has type " << argType
-                           << "; entries take only statically shaped tensors";
+                           << "; entries take only buffers and index sizes";
           return signalPassFailure();
         }
       }
@@ -73,20 +74,25 @@ public:
       builder.setInsertionPointToEnd(module.getBody());
       Location loc = func.getLoc();
       auto wrapperType = LLVM::LLVMFunctionType::get(
-          LLVM::LLVMVoidType::get(&getContext()), {ptrType});
+          LLVM::LLVMVoidType::get(&getContext()), {ptrType, ptrType});
       auto wrapper = LLVM::LLVMFuncOp::create(
           builder, loc, (pb::cpu::kEntryWrapperPrefix + func.getName()).str(),
           wrapperType);
       Block *body = wrapper.addEntryBlock(builder);
       builder.setInsertionPointToStart(body);
       Value args = body->getArgument(0);
+      Value sizes = body->getArgument(1);
       if (requestTiles)
         LLVM::CallOp::create(builder, loc, requestTiles, ValueRange());
+      // Buffers from `args`, sizes from `sizes`, each in argument order.
       SmallVector<Value> operands;
-      for (unsigned i = 0, e = type.getNumParams(); i < e; ++i) {
-        Value slot = LLVM::GEPOp::create(builder, loc, ptrType, ptrType, args,
-                                         ArrayRef<LLVM::GEPArg>{int32_t(i)});
-        operands.push_back(LLVM::LoadOp::create(builder, loc, ptrType, slot));
+      int32_t numBuffers = 0, numSizes = 0;
+      for (Type param : type.getParams()) {
+        bool isSize = param == sizeType;
+        Value slot = LLVM::GEPOp::create(
+            builder, loc, ptrType, param, isSize ? sizes : args,
+            ArrayRef<LLVM::GEPArg>{isSize ? numSizes++ : numBuffers++});
+        operands.push_back(LLVM::LoadOp::create(builder, loc, param, slot));
       }
       LLVM::CallOp::create(builder, loc, func, operands);
       LLVM::ReturnOp::create(builder, loc, ValueRange());

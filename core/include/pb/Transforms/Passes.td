@@ -76,15 +76,50 @@ def PBCheckInputContractPass : Pass<"pb-check-input-contract", "ModuleOp"> {
   let description = [{
     The first pass of every compilation through the C API and pb-compile
     (DESIGN.md section 3). Accepts a module of `func.func` whose arguments
-    and results are statically shaped ranked tensors of f16, bf16, f32, f64,
-    i1, i8, i16, i32 or i64, and whose bodies use only the `func`, `linalg`,
-    `tensor`, `arith` and `math` dialects on such tensors and scalars.
-    Anything else is an error at the offending op that names it and the
-    reason (dynamic shape, unsupported element type, dialect outside the
-    contract), so that no later stage sees input it was not written for.
+    and results are ranked tensors of f16, bf16, f32, f64, i1, i8, i16, i32
+    or i64, and whose bodies use only the `func`, `linalg`, `tensor`,
+    `arith` and `math` dialects on such tensors and scalars. Arguments may
+    also be `index` scalars: the entry's sizes, given at run time. A
+    dynamic dimension (`?`) of an argument or result must say which size
+    argument holds it: the attribute `pb.dim_args` (`array<i64>`, one per
+    dimension) gives that argument's position for each dynamic dimension
+    and -1 for each static one (docs/DynamicShapes.md). Anything else is an
+    error at the offending op that names it and the reason (a dynamic
+    dimension no size argument gives, unsupported element type, dialect
+    outside the contract), so that no later stage sees input it was not
+    written for.
 
       func.func @f(%x: tensor<?x4xf32>) -> tensor<?x4xf32>
-      // error: argument 0 of 'f' has a dynamic shape (tensor<?x4xf32>) ...
+      // error: argument 0 of 'f' has a dynamic shape (tensor<?x4xf32>)
+      // but no pb.dim_args ...
+      func.func @g(%x: tensor<?x4xf32> {pb.dim_args = array<i64: 1, -1>},
+                   %n: index)
+          -> (tensor<?x4xf32> {pb.dim_args = array<i64: 1, -1>})
+      // accepted: dimension 0 of %x and of the result is %n
+  }];
+}
+
+def PBBindDimsPass : Pass<"pb-bind-dims", "func::FuncOp"> {
+  let summary = "Replace the dynamic dimensions of a function's arguments "
+                "by the size arguments that hold them";
+  let description = [{
+    Stages S1 and S2. A `tensor.dim` or `memref.dim` of a function argument
+    whose dimension is dynamic and named by the argument's `pb.dim_args`
+    (pb-check-input-contract) becomes the size argument it names, so that
+    every size the code computes is an expression of the entry's sizes and
+    equal sizes are one SSA value (loops over them fuse, their bounds
+    compare equal). Runs first in S1, and in S2 after bufferization, whose
+    out-parameters keep their results' `pb.dim_args`.
+
+      func.func @f(%x: tensor<?x4xf32> {pb.dim_args = array<i64: 1, -1>},
+                   %n: index) {
+        %d = tensor.dim %x, %c0 : tensor<?x4xf32>
+        %e = tensor.empty(%d) : tensor<?x4xf32>
+      ->
+        %e = tensor.empty(%n) : tensor<?x4xf32>
+
+    A `pb.dim_args` that does not fit its argument (rank, a position that is
+    no `index` argument, a size for a static dimension) is an error.
   }];
 }
 

@@ -8,9 +8,9 @@ from typing import Callable, Sequence
 
 import torch
 
-from ..mlir import (INDEX, FunctionBuilder, Scalar, Unsupported, Value,
+from ..mlir import (INDEX, FunctionBuilder, Scalar, SymDim, Unsupported, Value,
                    affine_map, compute_dtype, identity_map,
-                   is_float, is_int)
+                   is_float, is_int, to_dim)
 
 aten = torch.ops.aten
 prims = torch.ops.prims
@@ -40,7 +40,7 @@ class EmitContext:
 
     @property
     def shape(self) -> tuple:
-        return tuple(int(s) for s in self.out.shape)
+        return tuple(to_dim(s) for s in self.out.shape)
 
     @property
     def dtype(self):

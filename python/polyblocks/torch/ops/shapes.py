@@ -27,6 +27,16 @@ def _norm_slice(start, end, step, size):
 @register(aten.slice.Tensor, aten.slice_copy.Tensor)
 def _slice(cx, x, dim=0, start=None, end=None, step=1):
     d = dim % x.rank
+    if any(isinstance(v, SymDim) for v in (start, end, x.shape[d])):
+        # Sizes known at run time: the slice starts at `start` (a
+        # non-negative int or a size) and its length is the result's.
+        start = 0 if start is None else start
+        if isinstance(start, int) and start < 0:
+            raise Unsupported("a slice from the end of a dimension of run-time size")
+        offsets = [0] * x.rank
+        strides = [1] * x.rank
+        offsets[d], strides[d] = start, step
+        return cx.b.extract_slice(x, offsets, cx.shape, strides)
     start, end, step = _norm_slice(start, end, step, x.shape[d])
     offsets = [0] * x.rank
     strides = [1] * x.rank

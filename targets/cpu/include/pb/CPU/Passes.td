@@ -13,19 +13,43 @@ include "mlir/Pass/PassBase.td"
 // CPU passes (keep alphabetical)
 //===----------------------------------------------------------------------===//
 
+def PBCPUEntryBuffersPass : Pass<"pb-cpu-entry-buffers", "ModuleOp"> {
+  let summary = "Pass an entry's buffers of dynamic shape as bare pointers";
+  let description = [{
+    Stage S4 (CPU), before the lowering to the LLVM dialect, whose
+    bare-pointer calling convention takes only statically shaped memrefs.
+    A public function's memref argument with dynamic dimensions, each named
+    by its `pb.dim_args` (pb-check-input-contract; pb-bind-dims has already
+    replaced their `memref.dim`), becomes a rank-0 memref of its element
+    type, a bare pointer, which a `memref.reinterpret_cast` at the start of
+    the function views with its sizes (the size arguments) and its
+    row-major strides (products of them). Any other dynamic memref argument
+    is an error naming the function.
+
+      func.func @f(%x: memref<?x4xf32> {pb.dim_args = array<i64: 1, -1>},
+                   %n: index)
+      ->
+      func.func @f(%p: memref<f32>, %n: index) {
+        %x = memref.reinterpret_cast %p to offset: [0], sizes: [%n, 4],
+             strides: [4, 1] : memref<f32> to memref<?x4xf32>
+  }];
+  let dependentDialects = ["memref::MemRefDialect", "arith::ArithDialect"];
+}
+
 def PBCPUEntryWrappersPass : Pass<"pb-cpu-entry-wrappers", "ModuleOp"> {
   let summary = "Give every entry function a packed-argument C wrapper";
   let description = [{
     Stage S4 (CPU), after the lowering to the LLVM dialect with bare-pointer
     memrefs. For each public function with a body, adds
 
-      void __pb_entry_<name>(void **buffers)
+      void __pb_entry_<name>(void **buffers, const int64_t *sizes)
 
-    that loads one pointer per argument from `buffers` and calls the
-    function. The runtime calls this wrapper with the caller's buffers
-    (inputs first, then outputs), so it needs no per-signature C code.
-    An entry whose arguments are not all pointers (a scalar or a dynamic
-    memref) is an error naming the function. Private functions with a body
+    that loads one pointer per pointer argument from `buffers` and one
+    64-bit integer per `index` argument (the entry's sizes, in the order of
+    the arguments) from `sizes`, and calls the function. The runtime calls
+    this wrapper with the caller's buffers (inputs first, then outputs) and
+    sizes, so it needs no per-signature C code. An entry with an argument
+    of another type is an error naming the function. Private functions with a body
     (the kernels of pb-outline-kernels) are no entries: they get internal
     linkage, so that they are not exported and LLVM may inline them.
 
