@@ -80,6 +80,21 @@ Value GemmBuilder::collapseDims(Value memref, unsigned first) {
 
 void GemmBuilder::build() {
   serialTasks = p.insideTask;
+  // Extents known only at run time, read once before the GEMM from the
+  // operands that the loops index.
+  runTimeRanges.assign(ranges.size(), nullptr);
+  if (llvm::any_of(ranges, ShapedType::isDynamic)) {
+    SmallVector<Range> loopRanges = op.createLoopRanges(b, b.getLoc());
+    for (auto [dim, extent] : llvm::enumerate(ranges))
+      if (ShapedType::isDynamic(extent))
+        runTimeRanges[dim] =
+            getValueOrCreateConstantIndexOp(b, b.getLoc(), loopRanges[dim].size);
+  }
+  if (p.runTimeM) {
+    runTimeM = idx(1);
+    for (unsigned dim : dims.m)
+      runTimeM = b.createOrFold<arith::MulIOp>(runTimeM, range(dim));
+  }
   Type f = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType())
                .getElementType();
   int64_t ncPanels = llvm::divideCeil(p.nc, p.nr);
@@ -491,12 +506,15 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
   Type f = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType())
                .getElementType();
   Value zero = arith::ConstantOp::create(b, b.getZeroAttr(f));
-  int64_t blocks = llvm::divideCeil(p.m, p.mc);
+  Value blocks =
+      p.runTimeM
+          ? b.createOrFold<arith::CeilDivSIOp>(mExtent(), idx(p.mc))
+          : idx(llvm::divideCeil(p.m, p.mc));
   OpBuilder::InsertionGuard guard(b);
-  SmallVector<Value> task = taskLoops({idx(blocks), idx(p.groups)});
+  SmallVector<Value> task = taskLoops({blocks, idx(p.groups)});
   Value ic = b.createOrFold<arith::MulIOp>(task[0], idx(p.mc));
   Value firstPanel = b.createOrFold<arith::MulIOp>(task[1], idx(p.groupPanels));
-  Value mc = minIdx(b.createOrFold<arith::SubIOp>(idx(p.m), ic), p.mc);
+  Value mc = minIdx(b.createOrFold<arith::SubIOp>(mExtent(), ic), p.mc);
   int64_t mcPanels = llvm::divideCeil(p.mc, p.mr);
   auto apType = MemRefType::get({mcPanels, p.kc, p.mr}, f);
   Value ap;
@@ -635,10 +653,10 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
         panel = vector::LoadOp::create(b, panelType, flat, offset);
       vector::StoreOp::create(b, widen(panel), ap, ValueRange{ip, kk, idx(0)});
     };
-    if (p.m % p.mr == 0 && p.mc % p.mr == 0) {
+    if (tilesDivideM()) {
       kLoop(nullptr);
     } else {
-      Value rows = b.createOrFold<arith::SubIOp>(idx(p.m), row0);
+      Value rows = b.createOrFold<arith::SubIOp>(mExtent(), row0);
       Value full = b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::sge,
                                                  rows, idx(p.mr));
       auto ifOp = scf::IfOp::create(b, full, /*withElseRegion=*/true);
@@ -704,12 +722,12 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
         }
         memref::StoreOp::create(b, value, ap, ValueRange{ip, kk, idx(r)});
       };
-      if (p.m % p.mr == 0 && p.mc % p.mr == 0) {
+      if (tilesDivideM()) {
         copyRow(true);
         continue;
       }
       Value inside = b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::slt,
-                                                   row, idx(p.m));
+                                                   row, mExtent());
       auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/true);
       OpBuilder::InsertionGuard g2(b);
       b.setInsertionPointToStart(ifOp.thenBlock());
@@ -807,15 +825,14 @@ void GemmBuilder::copyABlock(ArrayRef<Value> loopsIn, Value ic, Value mc,
 void GemmBuilder::microKernel(Value ap, Value bp, ArrayRef<Value> loopsIn,
                               Value i0, Value j0, Value ip, Value jp, Value pc,
                               Value kc) {
-  bool exact = p.m % p.mr == 0 && p.mc % p.mr == 0 && p.n % p.nr == 0 &&
-               p.nc % p.nr == 0;
+  bool exact = tilesDivideM() && p.n % p.nr == 0 && p.nc % p.nr == 0;
   if (exact)
     return microKernelBody(ap, bp, loopsIn, i0, j0, ip, jp, pc, kc, true);
   // Full tiles take the unmasked path; only tiles on M's or N's edge pay for
   // masks and row checks.
   Value rowsFit = b.createOrFold<arith::CmpIOp>(
       arith::CmpIPredicate::sle, b.createOrFold<arith::AddIOp>(i0, idx(p.mr)),
-      idx(p.m));
+      mExtent());
   Value colsFit = b.createOrFold<arith::CmpIOp>(
       arith::CmpIPredicate::sle, b.createOrFold<arith::AddIOp>(j0, idx(p.nr)),
       idx(p.n));
@@ -904,7 +921,8 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
       SmallVector<Value> loops(loopsIn);
       Value row = rows[r];
       if (!fullTile)
-        row = minIdx(row, p.m - 1);
+        row = b.createOrFold<arith::MinSIOp>(
+            row, b.createOrFold<arith::SubIOp>(mExtent(), idx(1)));
       if (aCopy) {
         aIndex.push_back(
             {b.createOrFold<arith::SubIOp>(row, aCopyRow0), idx(0)});
@@ -966,7 +984,7 @@ void GemmBuilder::microKernelBody(Value ap, Value bp, ArrayRef<Value> loopsIn,
           c = vector::LoadOp::create(b, vecType, cView, index);
         } else {
           Value inside = b.createOrFold<arith::CmpIOp>(
-              arith::CmpIPredicate::slt, row, idx(p.m));
+              arith::CmpIPredicate::slt, row, mExtent());
           auto ifOp = scf::IfOp::create(b, TypeRange{vecType}, inside, true);
           OpBuilder::InsertionGuard g(b);
           b.setInsertionPointToStart(ifOp.thenBlock());
@@ -1114,7 +1132,7 @@ void GemmBuilder::storeTile(ArrayRef<Value> accs,
 void GemmBuilder::enterRowInsideM(Value row) {
   // Rows past M are neither read (epilogue inputs) nor written.
   Value inside =
-      b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::slt, row, idx(p.m));
+      b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::slt, row, mExtent());
   auto ifOp = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
   b.setInsertionPointToStart(ifOp.thenBlock());
 }

@@ -125,6 +125,11 @@ struct GemmPlan {
   bool insideTask = false;
   /// Flattened M, and the extents of N and of the blocked K loop.
   int64_t m, n, k;
+  /// M's extent is known only at run time (dynamic shapes): `m` is the
+  /// number of rows the sizes above were chosen for, and the code takes
+  /// the number of M blocks and every check of a row against M from the
+  /// run-time extent.
+  bool runTimeM = false;
 };
 
 /// Where an operand's rows run contiguously: the position in its indexing
@@ -253,6 +258,19 @@ private:
   Value minIdx(Value lhs, int64_t rhs) {
     return b.createOrFold<arith::MinSIOp>(lhs, idx(rhs));
   }
+  /// The extent of loop `dim`: a constant, or, where it is known only at
+  /// run time, the size build() read from the operands.
+  Value range(unsigned dim) {
+    return ShapedType::isDynamic(ranges[dim]) ? runTimeRanges[dim]
+                                              : idx(ranges[dim]);
+  }
+  /// Flattened M: a constant, or its run-time extent (GemmPlan::runTimeM).
+  Value mExtent() { return p.runTimeM ? runTimeM : idx(p.m); }
+  /// Whether the register tiles divide M and its blocks exactly (never
+  /// known of a run-time M): no tile then needs row checks.
+  bool tilesDivideM() const {
+    return !p.runTimeM && p.m % p.mr == 0 && p.mc % p.mr == 0;
+  }
   /// The indices of `operand` for the loop values `loops` (null entries are
   /// loops the operand does not use).
   SmallVector<Value> indices(OpOperand *operand, ArrayRef<Value> loops) {
@@ -267,8 +285,8 @@ private:
   void setFlattened(SmallVector<Value> &loops, ArrayRef<unsigned> flatDims,
                     Value flat) {
     for (unsigned dim : llvm::reverse(flatDims.drop_front())) {
-      loops[dim] = b.createOrFold<arith::RemUIOp>(flat, idx(ranges[dim]));
-      flat = b.createOrFold<arith::DivUIOp>(flat, idx(ranges[dim]));
+      loops[dim] = b.createOrFold<arith::RemUIOp>(flat, range(dim));
+      flat = b.createOrFold<arith::DivUIOp>(flat, range(dim));
     }
     loops[flatDims.front()] = flat;
   }
@@ -328,6 +346,10 @@ private:
   GemmPlan p;
   ImplicitLocOpBuilder b;
   SmallVector<int64_t> ranges;
+  /// The run-time extents of the loops whose `ranges` are dynamic (null for
+  /// the others), and flattened M's (GemmPlan::runTimeM), set by build().
+  SmallVector<Value> runTimeRanges;
+  Value runTimeM;
   StringAttr levelAttr;
   linalg::GenericOp epilogue;
   /// With `directA` and contiguousRowsOfA: A with its M dimensions

@@ -42,6 +42,8 @@
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <cmath>
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -73,6 +75,10 @@ static constexpr int64_t kMinDirectTiles = 24;
 /// The shortest blocked K loop worth a pass over C; shorter ones take in
 /// the K loops around them.
 static constexpr int64_t kMinBlockedK = 32;
+/// The rows a GEMM whose M is known only at run time (dynamic shapes) is
+/// planned for: a sequence of a few hundred tokens. The code runs any M,
+/// with the block sizes and task split chosen for this many rows.
+static constexpr int64_t kPlannedRunTimeRows = 256;
 
 namespace {
 class PBMapMatrixUnitsPass
@@ -486,14 +492,23 @@ void PBMapMatrixUnitsPass::mapContraction(
     explain(op, "matrix units: " + op->getName().getStringRef() +
                     " left to loop tiling: " + why);
   };
-  // Sizes known only at run time (dynamic shapes) are not mapped yet.
-  if (llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
-    return skip("a loop's size is known only at run time");
   std::string why;
   FailureOr<GemmDims> classified = classify(op, why);
   if (failed(classified))
     return skip(why);
-  if (tagForCooperativeUnit(op, *classified, chip))
+  // Sizes known only at run time (dynamic shapes): M's loops may have them,
+  // on the vector outer-product micro-kernel; other loops, and the other
+  // units, not yet.
+  SmallVector<int64_t> loopRanges = op.getStaticLoopRanges();
+  bool runTimeM = false;
+  for (auto [dim, extent] : llvm::enumerate(loopRanges)) {
+    if (!ShapedType::isDynamic(extent))
+      continue;
+    if (!llvm::is_contained(classified->m, dim))
+      return skip("a loop other than M's has a size known only at run time");
+    runTimeM = true;
+  }
+  if (!runTimeM && tagForCooperativeUnit(op, *classified, chip))
     return;
   GemmDims dims = *classified;
   auto typeOf = [](Value v) {
@@ -529,6 +544,8 @@ void PBMapMatrixUnitsPass::mapContraction(
   // such unit takes contractions smaller than itself too, padded.
   bool noOuterProduct =
       !(at && bt && ct && findThreadScopeUnit(chip, *at, *bt, *ct, 0));
+  if (runTimeM)
+    grouped.clear();
   for (const MatrixUnitDesc *tile : grouped) {
     bool onlyUnit = noOuterProduct && tile == grouped.back();
     std::string why = checkTileGemm(op, dims, *tile, chip, onlyUnit);
@@ -583,14 +600,28 @@ void PBMapMatrixUnitsPass::mapContraction(
   if (!unit)
     return skip("the target has no thread-scope vector outer-product unit "
                 "for these element types");
-  int64_t flatM = 1;
+  // M's extents known only at run time count as many rows as make M
+  // kPlannedRunTimeRows (or one, where its static extents are more).
+  int64_t flatM = 1, staticM = 1, runTimeLoops = 0;
+  for (unsigned d : dims.m) {
+    if (ShapedType::isDynamic(ranges[d]))
+      ++runTimeLoops;
+    else
+      staticM *= ranges[d];
+  }
   for (unsigned d : dims.m)
-    flatM *= ranges[d];
+    flatM *= ShapedType::isDynamic(ranges[d])
+                 ? std::max<int64_t>(
+                       1, static_cast<int64_t>(std::pow(
+                              double(kPlannedRunTimeRows) / staticM,
+                              1.0 / runTimeLoops)))
+                 : ranges[d];
 
   GemmPlan p;
   p.unit = unit;
   p.lanes = unit->n;
   p.m = flatM;
+  p.runTimeM = runTimeM;
   p.k = ranges[dims.kInner];
   p.nr = kTileRowVectors * p.lanes;
   mergeSplitN(op, dims, p.nr);
@@ -860,6 +891,12 @@ void PBMapMatrixUnitsPass::mapContraction(
                     .str());
   }
   builder.build();
+  if (p.runTimeM)
+    explain(op, llvm::formatv("matrix units: M is known only at run time: "
+                              "blocks planned for {0} rows, their number and "
+                              "M's edge taken at run time",
+                              p.m)
+                    .str());
   if (fill) {
     explain(op, "matrix units: C's fill folded into the first K block, which "
                 "stores without reading C");

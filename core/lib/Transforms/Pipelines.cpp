@@ -93,7 +93,8 @@ static std::string getS3Spec(const pb::PipelineOptions &options) {
                 .str();
   // Contractions left for the target's warp- or warpgroup-level units stay
   // linalg ops (tagged pb.matrix_unit) for S4; the rest become loops.
-  spec += "func.func(pb-lower-to-affine{contractions=1},pb-fold-views),"
+  spec += "func.func(pb-lower-to-affine{contractions=1},pb-fold-views,"
+          "pb-bind-dims),"
           "canonicalize{top-down=false},"
           "func.func(";
   // Row-wise nests (softmax, layernorm) fuse at their rows first; their
