@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pb/Transforms/DimArgs.h"
 #include "pb/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/LoopUtils.h"
@@ -173,6 +174,33 @@ static bool overwritesWhole(Operation *op, Value alloc) {
   return store && coversAlloc(store.getMemRef());
 }
 
+/// Whether `loop` runs over all of dimension `dim` of `memref` with step 1
+/// from 0: to its static extent, or to the value that holds its run-time
+/// extent (an allocation's size operand, an entry's size argument).
+static bool spansDimension(affine::AffineForOp loop, Value memref,
+                           unsigned dim) {
+  if (!loop.hasConstantLowerBound() || loop.getConstantLowerBound() != 0 ||
+      loop.getStepAsInt() != 1)
+    return false;
+  auto type = cast<MemRefType>(memref.getType());
+  if (!type.isDynamicDim(dim))
+    return loop.hasConstantUpperBound() &&
+           loop.getConstantUpperBound() == type.getDimSize(dim);
+  Value extent;
+  if (auto alloc = memref.getDefiningOp<memref::AllocOp>())
+    extent = alloc.getDynamicSizes()[type.getDynamicDimIndex(dim)];
+  else if (auto arg = dyn_cast<BlockArgument>(memref))
+    extent = pb::getDimArg(arg, dim);
+  AffineMap upper = loop.getUpperBoundMap();
+  if (!extent || upper.getNumResults() != 1 ||
+      loop.getUpperBoundOperands().size() != 1 ||
+      loop.getUpperBoundOperands().front() != extent)
+    return false;
+  AffineExpr e = upper.getResult(0);
+  return e == getAffineSymbolExpr(0, loop.getContext()) ||
+         e == getAffineDimExpr(0, loop.getContext());
+}
+
 affine::AffineStoreOp mlir::pb::matchFillNest(affine::AffineForOp outer) {
   SmallVector<affine::AffineForOp> nest;
   affine::getPerfectlyNestedLoops(nest, outer);
@@ -184,13 +212,12 @@ affine::AffineStoreOp mlir::pb::matchFillNest(affine::AffineForOp outer) {
           &outer.getRegion()))
     return nullptr;
   auto type = cast<MemRefType>(store.getMemRef().getType());
-  if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+  if (!type.getLayout().isIdentity() ||
       nest.size() != static_cast<size_t>(type.getRank()))
     return nullptr;
-  for (auto [loop, size, operand] :
-       llvm::zip(nest, type.getShape(), store.getMapOperands()))
-    if (!loop.hasConstantBounds() || loop.getConstantLowerBound() != 0 ||
-        loop.getConstantUpperBound() != size || loop.getStepAsInt() != 1 ||
+  for (auto [dim, loop, operand] :
+       llvm::enumerate(nest, store.getMapOperands()))
+    if (!spansDimension(loop, store.getMemRef(), dim) ||
         operand != loop.getInductionVar())
       return nullptr;
   return store;

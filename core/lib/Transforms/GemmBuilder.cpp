@@ -87,13 +87,18 @@ void GemmBuilder::build() {
     SmallVector<Range> loopRanges = op.createLoopRanges(b, b.getLoc());
     for (auto [dim, extent] : llvm::enumerate(ranges))
       if (ShapedType::isDynamic(extent))
-        runTimeRanges[dim] =
-            getValueOrCreateConstantIndexOp(b, b.getLoc(), loopRanges[dim].size);
+        runTimeRanges[dim] = getValueOrCreateConstantIndexOp(
+            b, b.getLoc(), loopRanges[dim].size);
   }
   if (p.runTimeM) {
     runTimeM = idx(1);
     for (unsigned dim : dims.m)
       runTimeM = b.createOrFold<arith::MulIOp>(runTimeM, range(dim));
+  }
+  if (p.runTimeN) {
+    runTimeN = range(dims.n);
+    for (unsigned dim : dims.nOuter)
+      runTimeN = b.createOrFold<arith::MulIOp>(runTimeN, range(dim));
   }
   Type f = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType())
                .getElementType();
@@ -101,10 +106,13 @@ void GemmBuilder::build() {
   // With `allK`, B is packed for all of K at once (every window position,
   // every KC block), then every task runs all its K blocks; otherwise B is
   // packed and the tasks run one K block at a time.
+  // (A run-time K has no outer K loops, nor `allK` or `packWhole`: K's
+  // blocks are counted at run time and B packed one at a time.)
   int64_t pcBlocks = llvm::divideCeil(p.k, p.kc);
   int64_t kBlocks = pcBlocks;
   for (unsigned d : dims.kOuter)
     kBlocks *= ranges[d];
+  Value kBlockCount = p.runTimeK ? kcBlocks() : idx(kBlocks);
   auto bpType = MemRefType::get(
       {p.allK || p.packWhole ? kBlocks : 1, ncPanels, p.kc, p.nr}, f);
   // One packed B for the GEMM, or one per batch-parallel or N-parallel task;
@@ -137,7 +145,7 @@ void GemmBuilder::build() {
   SmallVector<Value> loops(ranges.size());
   auto jcBlock = [&]() {
     Value jc = loops[dims.n];
-    Value nc = minIdx(b.createOrFold<arith::SubIOp>(idx(p.n), jc), p.nc);
+    Value nc = minIdx(b.createOrFold<arith::SubIOp>(nExtent(), jc), p.nc);
     Value panels = b.createOrFold<arith::CeilDivSIOp>(nc, idx(p.nr));
     if (packedB) {
       // The NC block's (K blocks x panels x KC x NR) part of the packed B.
@@ -154,7 +162,7 @@ void GemmBuilder::build() {
                                               offsets, sizes, strides);
       if (p.allK)
         return computeBlocks(block, loops, jc, nc, pcBlocks);
-      auto kbLoop = scf::ForOp::create(b, idx(0), idx(kBlocks), idx(1));
+      auto kbLoop = scf::ForOp::create(b, idx(0), kBlockCount, idx(1));
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(kbLoop.getBody());
       return computeBlocks(block, loops, jc, nc, pcBlocks,
@@ -164,7 +172,7 @@ void GemmBuilder::build() {
     auto packKBlock = [&](Value kb, Value jp, Value bpBlock) {
       SmallVector<Value> blockLoops(loops);
       Value pc = setKBlock(blockLoops, kb, pcBlocks);
-      Value kc = minIdx(b.createOrFold<arith::SubIOp>(idx(p.k), pc), p.kc);
+      Value kc = minIdx(b.createOrFold<arith::SubIOp>(kExtent(), pc), p.kc);
       packB(bpBlock, blockLoops, jp, jc, pc, kc);
     };
     if (p.packWhole) {
@@ -180,7 +188,7 @@ void GemmBuilder::build() {
       computeBlocks(bp, loops, jc, nc, pcBlocks);
       return;
     }
-    auto kbLoop = scf::ForOp::create(b, idx(0), idx(kBlocks), idx(1));
+    auto kbLoop = scf::ForOp::create(b, idx(0), kBlockCount, idx(1));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(kbLoop.getBody());
     Value kb = kbLoop.getInductionVar();
@@ -193,7 +201,7 @@ void GemmBuilder::build() {
   };
   std::function<void(unsigned)> batchLoop = [&](unsigned i) {
     if (i == dims.batch.size()) {
-      auto jcLoop = scf::ForOp::create(b, idx(0), idx(p.n), idx(p.nc));
+      auto jcLoop = scf::ForOp::create(b, idx(0), nExtent(), idx(p.nc));
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(jcLoop.getBody());
       // Holds jc until the panel loops replace it with a column.
@@ -226,7 +234,8 @@ void GemmBuilder::build() {
   };
   if (p.nParallel) {
     OpBuilder::InsertionGuard guard(b);
-    Value task = taskLoops({idx(llvm::divideCeil(p.n, p.nc))})[0];
+    Value task = taskLoops(
+        {b.createOrFold<arith::CeilDivSIOp>(nExtent(), idx(p.nc))})[0];
     loops[dims.n] = b.createOrFold<arith::MulIOp>(task, idx(p.nc));
     if (!packedB)
       bp = memref::AllocOp::create(b, bpType, b.getI64IntegerAttr(64));
@@ -243,6 +252,8 @@ void GemmBuilder::build() {
 
 Value GemmBuilder::setKBlock(SmallVector<Value> &loops, Value kb,
                              int64_t pcBlocks) {
+  if (p.runTimeK) // no outer K loops
+    return b.createOrFold<arith::MulIOp>(kb, idx(p.kc));
   Value pcIndex = b.createOrFold<arith::RemUIOp>(kb, idx(pcBlocks));
   Value outer = b.createOrFold<arith::DivUIOp>(kb, idx(pcBlocks));
   if (!dims.kOuter.empty())
@@ -305,7 +316,7 @@ void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jp, Value jc,
   auto vecType = VectorType::get({p.lanes}, f);
   Value zero = arith::ConstantOp::create(b, b.getZeroAttr(f));
   OpBuilder::InsertionGuard guard(b);
-  bool exact = p.n % p.nr == 0 && p.nc % p.nr == 0;
+  bool exact = tilesDivideN();
   // The dimension of B that N indexes: usually its innermost (contiguous
   // vector loads). Otherwise (B transposed: torch's x @ W^T, Q @ K^T) B is
   // read along K, its innermost dimension, lanes x lanes at a time and
@@ -358,7 +369,7 @@ void GemmBuilder::packB(Value bp, ArrayRef<Value> loopsIn, Value jp, Value jc,
     // masked.
     if (!exact) {
       Value full = b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::sle,
-                                                 column(p.nr), idx(p.n));
+                                                 column(p.nr), nExtent());
       kcMain = b.createOrFold<arith::SelectOp>(full, kcMain, idx(0));
     }
     auto kLoop = scf::ForOp::create(b, idx(0), kcMain, idx(p.lanes));
@@ -506,10 +517,9 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
   Type f = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType())
                .getElementType();
   Value zero = arith::ConstantOp::create(b, b.getZeroAttr(f));
-  Value blocks =
-      p.runTimeM
-          ? b.createOrFold<arith::CeilDivSIOp>(mExtent(), idx(p.mc))
-          : idx(llvm::divideCeil(p.m, p.mc));
+  Value blocks = p.runTimeM
+                     ? b.createOrFold<arith::CeilDivSIOp>(mExtent(), idx(p.mc))
+                     : idx(llvm::divideCeil(p.m, p.mc));
   OpBuilder::InsertionGuard guard(b);
   SmallVector<Value> task = taskLoops({blocks, idx(p.groups)});
   Value ic = b.createOrFold<arith::MulIOp>(task[0], idx(p.mc));
@@ -563,8 +573,9 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
     // last K block are known to be this one (the code for other blocks is
     // not built).
     Value pcIndex = idx(0);
-    if (pcBlocks > 1 || !dims.kOuter.empty()) {
-      auto pcLoop = scf::ForOp::create(b, idx(0), idx(pcBlocks), idx(1));
+    if (pcBlocks > 1 || !dims.kOuter.empty() || p.runTimeK) {
+      auto pcLoop = scf::ForOp::create(
+          b, idx(0), p.runTimeK ? kcBlocks() : idx(pcBlocks), idx(1));
       if (!outermostK)
         outermostK = pcLoop;
       b.setInsertionPointToStart(pcLoop.getBody());
@@ -575,7 +586,7 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
     pc = b.createOrFold<arith::MulIOp>(pcIndex, idx(p.kc));
     bp = kBlockOf(bpAll, kb);
   }
-  Value kc = minIdx(b.createOrFold<arith::SubIOp>(idx(p.k), pc), p.kc);
+  Value kc = minIdx(b.createOrFold<arith::SubIOp>(kExtent(), pc), p.kc);
   if (initialValue) {
     firstK =
         b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::eq, pc, idx(0));
@@ -588,7 +599,7 @@ void GemmBuilder::computeBlocks(Value bpAll, ArrayRef<Value> loopsIn, Value jc,
   if (epilogue) {
     lastK = b.createOrFold<arith::CmpIOp>(arith::CmpIPredicate::eq,
                                           b.createOrFold<arith::AddIOp>(pc, kc),
-                                          idx(p.k));
+                                          kExtent());
     for (unsigned dim : dims.kOuter)
       lastK = arith::AndIOp::create(
           b, lastK,
@@ -825,7 +836,7 @@ void GemmBuilder::copyABlock(ArrayRef<Value> loopsIn, Value ic, Value mc,
 void GemmBuilder::microKernel(Value ap, Value bp, ArrayRef<Value> loopsIn,
                               Value i0, Value j0, Value ip, Value jp, Value pc,
                               Value kc) {
-  bool exact = tilesDivideM() && p.n % p.nr == 0 && p.nc % p.nr == 0;
+  bool exact = tilesDivideM() && tilesDivideN();
   if (exact)
     return microKernelBody(ap, bp, loopsIn, i0, j0, ip, jp, pc, kc, true);
   // Full tiles take the unmasked path; only tiles on M's or N's edge pay for
@@ -835,7 +846,7 @@ void GemmBuilder::microKernel(Value ap, Value bp, ArrayRef<Value> loopsIn,
       mExtent());
   Value colsFit = b.createOrFold<arith::CmpIOp>(
       arith::CmpIPredicate::sle, b.createOrFold<arith::AddIOp>(j0, idx(p.nr)),
-      idx(p.n));
+      nExtent());
   Value full = b.createOrFold<arith::AndIOp>(rowsFit, colsFit);
   auto ifOp = scf::IfOp::create(b, full, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard g(b);

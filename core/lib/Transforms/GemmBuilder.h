@@ -130,6 +130,11 @@ struct GemmPlan {
   /// the number of M blocks and every check of a row against M from the
   /// run-time extent.
   bool runTimeM = false;
+  /// Likewise N (`n` planned, the NC blocks' number and N's edge at run
+  /// time) and the blocked K (`k` planned, the KC blocks' number and K's
+  /// edge at run time; then with no outer or flattened K loops, and B
+  /// packed one K block at a time).
+  bool runTimeN = false, runTimeK = false;
 };
 
 /// Where an operand's rows run contiguously: the position in its indexing
@@ -266,6 +271,14 @@ private:
   }
   /// Flattened M: a constant, or its run-time extent (GemmPlan::runTimeM).
   Value mExtent() { return p.runTimeM ? runTimeM : idx(p.m); }
+  /// N (flattened) and the blocked K likewise.
+  Value nExtent() { return p.runTimeN ? runTimeN : idx(p.n); }
+  Value kExtent() { return p.runTimeK ? range(dims.kInner) : idx(p.k); }
+  /// The KC blocks of the blocked K.
+  Value kcBlocks() {
+    return p.runTimeK ? b.createOrFold<arith::CeilDivSIOp>(kExtent(), idx(p.kc))
+                      : idx(llvm::divideCeil(p.k, p.kc));
+  }
   /// Whether the register tiles divide M and its blocks exactly (never
   /// known of a run-time M): no tile then needs row checks.
   bool tilesDivideM() const {
@@ -349,7 +362,7 @@ private:
   /// The run-time extents of the loops whose `ranges` are dynamic (null for
   /// the others), and flattened M's (GemmPlan::runTimeM), set by build().
   SmallVector<Value> runTimeRanges;
-  Value runTimeM;
+  Value runTimeM, runTimeN;
   StringAttr levelAttr;
   linalg::GenericOp epilogue;
   /// With `directA` and contiguousRowsOfA: A with its M dimensions
@@ -391,8 +404,11 @@ private:
   /// Whether a tile's columns are all inside N: on a full tile, and on
   /// every edge tile when the tiles divide N and its NC blocks (the edge is
   /// then M's alone, its rows guarded, its vectors read and written whole).
-  bool columnsFit(bool fullTile) const {
-    return fullTile || (p.n % p.nr == 0 && p.nc % p.nr == 0);
+  bool columnsFit(bool fullTile) const { return fullTile || tilesDivideN(); }
+  /// Whether the register tiles divide N and its NC blocks exactly (never
+  /// known of a run-time N).
+  bool tilesDivideN() const {
+    return !p.runTimeN && p.n % p.nr == 0 && p.nc % p.nr == 0;
   }
   void storeTile(ArrayRef<Value> accs, ArrayRef<SmallVector<Value>> cIndex,
                  ArrayRef<Value> rows, bool fullTile, bool applyEpilogue);

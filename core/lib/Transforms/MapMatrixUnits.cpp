@@ -43,10 +43,10 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
-#include <cmath>
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
+#include <cmath>
 
 namespace mlir::pb {
 #define GEN_PASS_DEF_PBMAPMATRIXUNITSPASS
@@ -496,19 +496,26 @@ void PBMapMatrixUnitsPass::mapContraction(
   FailureOr<GemmDims> classified = classify(op, why);
   if (failed(classified))
     return skip(why);
-  // Sizes known only at run time (dynamic shapes): M's loops may have them,
-  // on the vector outer-product micro-kernel; other loops, and the other
-  // units, not yet.
+  // Sizes known only at run time (dynamic shapes): M's loops, N's and the
+  // blocked K's may have them, on the vector outer-product micro-kernel
+  // (batch and outer K loops, and the other units, not yet).
   SmallVector<int64_t> loopRanges = op.getStaticLoopRanges();
-  bool runTimeM = false;
+  bool runTimeM = false, runTimeN = false, runTimeK = false;
   for (auto [dim, extent] : llvm::enumerate(loopRanges)) {
     if (!ShapedType::isDynamic(extent))
       continue;
-    if (!llvm::is_contained(classified->m, dim))
-      return skip("a loop other than M's has a size known only at run time");
-    runTimeM = true;
+    if (llvm::is_contained(classified->m, dim))
+      runTimeM = true;
+    else if (dim == classified->n)
+      runTimeN = true;
+    else if (dim == classified->kInner && classified->kOuter.empty())
+      runTimeK = true;
+    else
+      return skip("a batch or outer K loop has a size known only at run "
+                  "time");
   }
-  if (!runTimeM && tagForCooperativeUnit(op, *classified, chip))
+  bool runTime = runTimeM || runTimeN || runTimeK;
+  if (!runTime && tagForCooperativeUnit(op, *classified, chip))
     return;
   GemmDims dims = *classified;
   auto typeOf = [](Value v) {
@@ -544,7 +551,7 @@ void PBMapMatrixUnitsPass::mapContraction(
   // such unit takes contractions smaller than itself too, padded.
   bool noOuterProduct =
       !(at && bt && ct && findThreadScopeUnit(chip, *at, *bt, *ct, 0));
-  if (runTimeM)
+  if (runTime)
     grouped.clear();
   for (const MatrixUnitDesc *tile : grouped) {
     bool onlyUnit = noOuterProduct && tile == grouped.back();
@@ -593,7 +600,12 @@ void PBMapMatrixUnitsPass::mapContraction(
   // The widest vector FMA that N fills (N = 8 output channels per group of
   // a grouped convolution on a chip with 16- and 8-lane FMAs: the 8-lane
   // one, not a 16-lane tile left to loop tiling).
+  // N's and K's extents known only at run time count as
+  // kPlannedRunTimeRows (M's below).
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  for (unsigned d : {dims.n, dims.kInner})
+    if (ShapedType::isDynamic(ranges[d]))
+      ranges[d] = kPlannedRunTimeRows;
   const MatrixUnitDesc *unit =
       at && bt && ct ? findThreadScopeUnit(chip, *at, *bt, *ct, ranges[dims.n])
                      : nullptr;
@@ -610,21 +622,24 @@ void PBMapMatrixUnitsPass::mapContraction(
       staticM *= ranges[d];
   }
   for (unsigned d : dims.m)
-    flatM *= ShapedType::isDynamic(ranges[d])
-                 ? std::max<int64_t>(
-                       1, static_cast<int64_t>(std::pow(
-                              double(kPlannedRunTimeRows) / staticM,
-                              1.0 / runTimeLoops)))
-                 : ranges[d];
+    flatM *=
+        ShapedType::isDynamic(ranges[d])
+            ? std::max<int64_t>(1, static_cast<int64_t>(std::pow(
+                                       double(kPlannedRunTimeRows) / staticM,
+                                       1.0 / runTimeLoops)))
+            : ranges[d];
 
   GemmPlan p;
   p.unit = unit;
   p.lanes = unit->n;
   p.m = flatM;
   p.runTimeM = runTimeM;
+  p.runTimeN = runTimeN;
+  p.runTimeK = runTimeK;
   p.k = ranges[dims.kInner];
   p.nr = kTileRowVectors * p.lanes;
-  mergeSplitN(op, dims, p.nr);
+  if (!runTimeN)
+    mergeSplitN(op, dims, p.nr);
   p.n = ranges[dims.n];
   for (unsigned d : dims.nOuter)
     p.n *= ranges[d];
@@ -730,7 +745,7 @@ void PBMapMatrixUnitsPass::mapContraction(
   // Nor are unit K loops (a 1x1 convolution's window): they add nothing to
   // K, and flattening them would pack A, with that division per element,
   // instead of reading its contiguous rows in place.
-  while (p.k < kMinBlockedK && !dims.kOuter.empty() &&
+  while (!runTimeK && p.k < kMinBlockedK && !dims.kOuter.empty() &&
          ranges[dims.kOuter.back()] > 1) {
     unsigned dim = dims.kOuter.pop_back_val();
     dims.kFlat.insert(dims.kFlat.begin(), dim);
@@ -768,9 +783,12 @@ void PBMapMatrixUnitsPass::mapContraction(
   int64_t kTotal = alignUp(p.k, p.kc);
   for (unsigned d : dims.kOuter)
     kTotal *= ranges[d];
-  p.allK = kTotal * ncPanels * p.nr * elemBytes <= budget(1);
-  p.packWhole = isPackedWhole(op, dims, p);
-  memref::GlobalOp bSource = packConstants ? constantB(op, dims) : nullptr;
+  // A run-time K's B is packed one K block at a time, into a buffer of one
+  // block.
+  p.allK = !runTimeK && kTotal * ncPanels * p.nr * elemBytes <= budget(1);
+  p.packWhole = !runTime && isPackedWhole(op, dims, p);
+  memref::GlobalOp bSource =
+      packConstants && !runTime ? constantB(op, dims) : nullptr;
   p.constantB = static_cast<bool>(bSource);
   // Inside a task of an enclosing parallel loop, the GEMM is one task.
   p.insideTask = op->getParentOfType<scf::ParallelOp>() ||
@@ -778,7 +796,7 @@ void PBMapMatrixUnitsPass::mapContraction(
   // M's rows per task when it is split into kMinParallelBlocks blocks.
   int64_t mcParallel =
       p.insideTask ? p.m : llvm::divideCeil(p.m, kMinParallelBlocks);
-  if (!p.insideTask && dims.batch.empty() && p.directA &&
+  if (!p.insideTask && dims.batch.empty() && p.directA && !runTimeK &&
       (!p.allK || mcParallel < kMinDirectTiles * blockRows)) {
     // N-parallel: NC as wide as the per-core cache holds all of K for, and
     // narrow enough for kMinParallelBlocks tasks. Not with a packed A: each
@@ -891,12 +909,19 @@ void PBMapMatrixUnitsPass::mapContraction(
                     .str());
   }
   builder.build();
-  if (p.runTimeM)
-    explain(op, llvm::formatv("matrix units: M is known only at run time: "
-                              "blocks planned for {0} rows, their number and "
-                              "M's edge taken at run time",
-                              p.m)
+  if (runTime) {
+    SmallVector<StringRef> names;
+    for (auto [known, name] :
+         {std::pair{runTimeM, "M"}, std::pair{runTimeN, "N"},
+          std::pair{runTimeK, "K"}})
+      if (known)
+        names.push_back(name);
+    explain(op, llvm::formatv("matrix units: {0} known only at run time: "
+                              "blocks planned for the extents below, their "
+                              "number and the edges taken at run time",
+                              llvm::join(names, ", "))
                     .str());
+  }
   if (fill) {
     explain(op, "matrix units: C's fill folded into the first K block, which "
                 "stores without reading C");

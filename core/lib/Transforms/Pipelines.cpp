@@ -42,7 +42,10 @@ static std::string getS1Spec(const pb::PipelineOptions &options) {
                      "pb-conv-to-channels-last,pb-fold-transposes),"
                      "pb-fuse-elementwise,func.func(pb-propagate-layouts") +
          (options.optionalRewrites ? ",pb-hoist-invariants" : "") +
-         "),canonicalize{top-down=false},cse,"
+         // Extents of reshapes' and fused ops' results: the sizes they
+         // were computed from (dynamic shapes).
+         "),resolve-ranked-shaped-type-result-dims,"
+         "canonicalize{top-down=false},cse,"
          // Reshape fusion leaves affine.apply on linalg.index in bodies; once
          // S2 turns the indices into loop IVs they are no valid affine
          // symbols.
@@ -71,7 +74,7 @@ static std::string getS2Spec(const pb::PipelineOptions &options,
          "function-boundary-type-conversion=identity-layout-map},"
          "buffer-results-to-out-params{hoist-static-allocs "
          "modify-public-functions},"
-         "func.func(pb-bind-dims,buffer-hoisting),"
+         "func.func(pb-bind-dims,pb-write-results-in-place,buffer-hoisting),"
          "buffer-deallocation-pipeline,"
          "func.func(" +
          rowKernels +

@@ -403,15 +403,20 @@ def main(argv=None) -> int:
                                         for a, b in zip(argv, argv[1:])):
         from . import kernel_suite
         return kernel_suite.main(argv)
+    if "--suite=dynamic" in argv or any(a == "--suite" and b == "dynamic"
+                                        for a, b in zip(argv, argv[1:])):
+        from . import dynamic_suite
+        return dynamic_suite.main(argv)
     p = argparse.ArgumentParser(prog="python -m polyblocks.bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--suite", required=True,
                    choices=["models", "gpu", "compile", "jax", "tf", "sweep", "train",
-                            "kernels"],
+                            "kernels", "dynamic"],
                    help="models: this docstring; gpu: see --suite gpu --help; "
                    "compile: see --suite compile --help; jax: see --suite jax --help; "
                    "tf: see --suite tf --help; train: see --suite train --help; "
-                   "sweep: see --suite sweep --help; kernels: see --suite kernels --help")
+                   "sweep: see --suite sweep --help; kernels: see --suite kernels --help; "
+                   "dynamic: see --suite dynamic --help")
     p.add_argument("--target", default="cpu-host")
     p.add_argument("--baseline", default="eager,inductor",
                    help="comma-separated: eager, inductor")

@@ -260,27 +260,33 @@ def _shape_env(gm: fx.GraphModule):
     return None
 
 
-def _emit_symbolic(gm: fx.GraphModule) -> EmittedGraph:
-    """emit_graph for a graph with symbolic shapes. An emitter that read a
-    symbolic size as a number (int() of a SymInt) would have specialized
-    the code to this call's sizes, silently: torch records that as a new
-    guard, which makes the graph fall back to per-shape compiles here."""
+def _guard_count(gm: fx.GraphModule) -> int:
     env = _shape_env(gm)
-    before = len(env.guards) if env is not None else 0
-    emitted = emit_graph(gm)
+    return len(env.guards) if env is not None else 0
+
+
+def _check_no_new_guards(gm: fx.GraphModule, before: int) -> None:
+    """An emitter that read a symbolic size as a number (int() of a
+    SymInt) would have specialized the code to this call's sizes, silently:
+    torch records that as a new guard, which makes the graph fall back to
+    per-shape compiles here."""
+    env = _shape_env(gm)
     if env is not None and len(env.guards) != before:
         raise Unsupported("an emitter read a symbolic size as a number: "
                           f"{env.guards[before].expr}")
-    return emitted
 
 
 def compile_graph(gm: fx.GraphModule, opts: Options,
-                  symbolic: bool = False) -> CompiledGraph:
+                  guards: int | None = None) -> CompiledGraph:
     """Emits and compiles a fully supported graph (raises Unsupported or
-    PolyBlocksError)."""
+    PolyBlocksError). ``guards``: for a graph with symbolic shapes, the
+    count of its shape environment's guards before anything was emitted
+    (see _check_no_new_guards)."""
     device = graph_device(gm)
     target = resolve_target(opts.target, device, opts.emulate)
-    emitted = _emit_symbolic(gm) if symbolic else emit_graph(gm)
+    emitted = emit_graph(gm)
+    if guards is not None:
+        _check_no_new_guards(gm, guards)
     if log.isEnabledFor(logging.DEBUG):
         log.debug("polyblocks: MLIR for %d ops:\n%s", len(emitted.ops), emitted.text)
     if emitted.num_results == 0:
@@ -331,13 +337,14 @@ def compile_fx_graph(gm: fx.GraphModule, example_inputs, opts: Options,
 
 
 def _compile_fx_graph(gm: fx.GraphModule, opts: Options, symbolic: bool = False) -> Callable:
+    guards = _guard_count(gm) if symbolic else None
     supported, unsupported = _support_map(gm)
     if unsupported and symbolic:
         node, reason = unsupported[0]
         raise _NotSymbolic(f"{op_name(node)} runs in eager: {reason}")
     if symbolic:
         try:
-            return compile_graph(gm, opts, symbolic=True)
+            return compile_graph(gm, opts, guards)
         except (Unsupported, PolyBlocksError) as e:
             raise _NotSymbolic(str(e)) from e
     if unsupported:

@@ -257,7 +257,18 @@ def broadcast_map(in_shape: Sequence[int], out_shape: Sequence[int]) -> str:
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
-    return tuple(torch.broadcast_shapes(*[torch.Size(s) for s in shapes]))
+    """numpy's broadcast of ``shapes``, whose extents may be SymDims."""
+    if all(is_static(s) for s in shapes):
+        return tuple(torch.broadcast_shapes(*[torch.Size(s) for s in shapes]))
+    rank = max(len(s) for s in shapes)
+    result = []
+    for i in range(rank):
+        extents = {s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0}
+        extents.discard(1)
+        if len(extents) > 1:
+            raise Unsupported(f"cannot broadcast {[list(s) for s in shapes]}")
+        result.append(extents.pop() if extents else 1)
+    return tuple(result)
 
 
 def _float_literal(value: float, dtype) -> str:

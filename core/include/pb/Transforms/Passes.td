@@ -123,6 +123,30 @@ def PBBindDimsPass : Pass<"pb-bind-dims", "func::FuncOp"> {
   }];
 }
 
+def PBWriteResultsInPlacePass
+    : Pass<"pb-write-results-in-place", "func::FuncOp"> {
+  let summary = "Compute a result of run-time size in its out-parameter, "
+                "not in an allocation copied there";
+  let description = [{
+    Stage S2, after `buffer-results-to-out-params` and pb-bind-dims.
+    Upstream's pass makes each result an out-parameter; with
+    `hoist-static-allocs` a statically shaped result's allocation becomes
+    the out-parameter itself, but one of run-time size stays an allocation
+    that a `memref.copy` copies into the out-parameter at the end: a whole
+    extra write and read of the result. Here such an allocation, in the
+    function's entry block, whose sizes are the out-parameter's (the size
+    arguments its `pb.dim_args` names) and whose last use is that copy, is
+    replaced by the out-parameter, which nothing else uses, and the copy
+    goes.
+
+      %a = memref.alloc(%n) : memref<?x4xf32>
+      ... writes %a ...
+      memref.copy %a, %out : memref<?x4xf32> to memref<?x4xf32>
+      ->
+      ... writes %out ...
+  }];
+}
+
 def PBConvToChannelsLastPass
     : Pass<"pb-conv-to-channels-last", "func::FuncOp"> {
   let summary = "Rewrite NCHW/FCHW convolutions as NHWC/HWCF ones between "

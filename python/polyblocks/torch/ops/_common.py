@@ -9,7 +9,7 @@ from typing import Callable, Sequence
 import torch
 
 from ..mlir import (INDEX, FunctionBuilder, Scalar, SymDim, Unsupported, Value,
-                   affine_map, compute_dtype, identity_map,
+                   affine_map, broadcast_shapes, compute_dtype, identity_map,
                    is_float, is_int, to_dim)
 
 aten = torch.ops.aten
@@ -28,6 +28,11 @@ def register(*targets):
             EMITTERS[t] = fn
         return fn
     return wrap
+
+
+def has_no_elements(shape) -> bool:
+    """Whether a shape of extents (ints, SymDims: at least 2) is empty."""
+    return any(isinstance(e, int) and e == 0 for e in shape)
 
 
 class EmitContext:

@@ -62,14 +62,14 @@ def _split(cx, x, sizes, dim=0):
     outs = []
     off = 0
     for i, r in enumerate(cx.out):
-        n = int(r.shape[d])
-        if cx.used(i) and r.numel() > 0:
+        shape = tuple(to_dim(e) for e in r.shape)
+        if cx.used(i) and not has_no_elements(shape):
             offsets = [0] * x.rank
             offsets[d] = off
-            outs.append(cx.b.extract_slice(x, offsets, tuple(r.shape), [1] * x.rank))
+            outs.append(cx.b.extract_slice(x, offsets, shape, [1] * x.rank))
         else:
             outs.append(None)
-        off += n
+        off = off + shape[d]
     return outs
 
 
@@ -78,7 +78,8 @@ def _unbind(cx, x, dim=0):
     d = dim % x.rank
     outs = []
     for i, r in enumerate(cx.out):
-        if not cx.used(i) or r.numel() == 0:
+        shape = tuple(to_dim(e) for e in r.shape)
+        if not cx.used(i) or has_no_elements(shape):
             outs.append(None)
             continue
         offsets = [0] * x.rank
@@ -86,7 +87,7 @@ def _unbind(cx, x, dim=0):
         sizes = list(x.shape)
         sizes[d] = 1
         outs.append(cx.b.extract_slice(x, offsets, sizes, [1] * x.rank,
-                                       result_shape=tuple(r.shape)))
+                                       result_shape=shape))
     return outs
 
 
@@ -208,7 +209,7 @@ def _index(cx, x, indices):
     if any(i is not None and i.dtype == torch.bool for i in indices):
         raise Unsupported("boolean mask indexing")
     pos = [i for i, t in enumerate(indices) if t is not None]
-    bshape = tuple(torch.broadcast_shapes(*[torch.Size(indices[i].shape) for i in pos]))
+    bshape = broadcast_shapes(*[indices[i].shape for i in pos])
     adjacent = pos == list(range(pos[0], pos[-1] + 1))
     r = len(cx.shape)
     br = len(bshape)
@@ -534,7 +535,7 @@ def _index_put(cx, x, indices, values, accumulate=False):
     if any(i is not None and (i.dtype == torch.bool or i.name is None) for i in indices):
         raise Unsupported("boolean mask or empty index in index_put")
     pos = [i for i, t in enumerate(indices) if t is not None]
-    bshape = tuple(torch.broadcast_shapes(*[torch.Size(indices[i].shape) for i in pos]))
+    bshape = broadcast_shapes(*[indices[i].shape for i in pos])
     adjacent = pos == list(range(pos[0], pos[-1] + 1))
     r, br = x.rank, len(bshape)
     # Shape of x[indices] (what values broadcasts to), as iteration dims:
@@ -713,7 +714,7 @@ def _angle(cx, x):
 @register(aten.dist.default)
 def _dist(cx, x, y, p=2):
     b = cx.b
-    shape = tuple(torch.broadcast_shapes(torch.Size(x.shape), torch.Size(y.shape)))
+    shape = broadcast_shapes(x.shape, y.shape)
     d = ew(cx, [x, y], _sub, out_shape=shape)
     return _vector_norm(cx, d, p)  # over every dim of d
 
