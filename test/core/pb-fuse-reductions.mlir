@@ -188,3 +188,50 @@ func.func @copy_between(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<8xf32>)
   }
   return
 }
+
+// -----
+
+// Rows and columns of run-time sizes (dynamic shapes): nests whose loops
+// run to the same size values fuse; a nest over other sizes does not.
+// CHECK-LABEL: func.func @run_time_rows
+// CHECK:     affine.for %[[I:.*]] = 0 to %[[R:[^ ]*]] {
+// CHECK-NEXT:  affine.store %{{.*}}, %[[M:.*]][%[[I]]]
+// CHECK-NEXT:  affine.for %{{.*}} = 0 to %[[C:[^ ]*]] {
+// CHECK:         arith.maximumf
+// CHECK:       affine.for %{{.*}} = 0 to %[[C]] {
+// CHECK:         arith.subf
+// CHECK:     }
+// CHECK:     affine.for %{{.*}} = 0 to %[[R2:[^ ]*]] {
+// CHECK:       arith.negf
+func.func @run_time_rows(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %r: index, %c: index, %r2: index) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %m = memref.alloc(%r) : memref<?xf32>
+  affine.for %i = 0 to %r {
+    affine.store %ninf, %m[%i] : memref<?xf32>
+  }
+  affine.for %i = 0 to %r {
+    affine.for %j = 0 to %c {
+      %v = affine.load %x[%i, %j] : memref<?x?xf32>
+      %a = affine.load %m[%i] : memref<?xf32>
+      %b = arith.maximumf %a, %v : f32
+      affine.store %b, %m[%i] : memref<?xf32>
+    }
+  }
+  affine.for %i = 0 to %r {
+    affine.for %j = 0 to %c {
+      %v = affine.load %x[%i, %j] : memref<?x?xf32>
+      %a = affine.load %m[%i] : memref<?xf32>
+      %d = arith.subf %v, %a : f32
+      affine.store %d, %y[%i, %j] : memref<?x?xf32>
+    }
+  }
+  affine.for %i = 0 to %r2 {
+    affine.for %j = 0 to %c {
+      %v = affine.load %y[%i, %j] : memref<?x?xf32>
+      %n = arith.negf %v : f32
+      affine.store %n, %y[%i, %j] : memref<?x?xf32>
+    }
+  }
+  memref.dealloc %m : memref<?xf32>
+  return
+}

@@ -43,6 +43,24 @@ func.func @row_sum_remainder(%a: memref<197xf32>, %init: f32) -> f32 {
   return %r : f32
 }
 
+// A row of a run-time number of elements (softmax over a run-time number
+// of keys): the vector loop runs to the largest multiple of the lanes,
+// computed at run time, and a scalar loop does the rest.
+// V3-LABEL: func.func @row_sum_run_time
+// V3: %[[V:.*]] = affine.for %{{.*}} = 0 to #{{.*}}()[%[[N:.*]]] step 8 iter_args(%{{.*}} = %{{.*}}) -> (vector<8xf32>)
+// V3: %[[R:.*]] = vector.reduction <add>, %[[V]]
+// V3: %[[S:.*]] = arith.addf %[[R]], %{{.*}} : f32
+// V3: %[[T:.*]] = affine.for %{{.*}} = #{{.*}}()[%[[N]]] to %[[N]] iter_args(%{{.*}} = %[[S]]) -> (f32)
+// V3: return %[[T]]
+func.func @row_sum_run_time(%a: memref<?xf32>, %n: index, %init: f32) -> f32 {
+  %r = affine.for %i = 0 to %n iter_args(%acc = %init) -> (f32) {
+    %x = affine.load %a[%i] : memref<?xf32>
+    %s = arith.addf %acc, %x : f32
+    affine.yield %s : f32
+  }
+  return %r : f32
+}
+
 // Too short for one vector: left as it is.
 // V3-LABEL: func.func @short
 // V3: affine.for %{{.*}} = 0 to 5 {

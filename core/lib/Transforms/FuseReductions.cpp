@@ -192,12 +192,18 @@ static unsigned getAlignedDepth(ArrayRef<Access> a, ArrayRef<Access> b,
   return depth;
 }
 
-/// Whether two loops have the same constant bounds and step.
+/// Whether two loops have the same bounds and step: the same constants, or
+/// the same maps of the same values (a size known only at run time).
 static bool haveSameBounds(affine::AffineForOp x, affine::AffineForOp y) {
-  return x.hasConstantBounds() && y.hasConstantBounds() &&
-         x.getConstantLowerBound() == y.getConstantLowerBound() &&
-         x.getConstantUpperBound() == y.getConstantUpperBound() &&
-         x.getStepAsInt() == y.getStepAsInt();
+  if (x.getStepAsInt() != y.getStepAsInt())
+    return false;
+  if (x.hasConstantBounds() && y.hasConstantBounds())
+    return x.getConstantLowerBound() == y.getConstantLowerBound() &&
+           x.getConstantUpperBound() == y.getConstantUpperBound();
+  return x.getLowerBoundMap() == y.getLowerBoundMap() &&
+         x.getUpperBoundMap() == y.getUpperBoundMap() &&
+         llvm::equal(x.getLowerBoundOperands(), y.getLowerBoundOperands()) &&
+         llvm::equal(x.getUpperBoundOperands(), y.getUpperBoundOperands());
 }
 
 static Nest analyzeNest(affine::AffineForOp root) {
@@ -273,9 +279,11 @@ public:
         ++groups;
         fusedNests += currentSize;
         std::string shape;
-        for (affine::AffineForOp loop : current->band)
+        for (affine::AffineForOp loop : current->band) {
+          std::optional<uint64_t> trips = affine::getConstantTripCount(loop);
           shape += (shape.empty() ? "" : "x") +
-                   std::to_string(*affine::getConstantTripCount(loop));
+                   (trips ? std::to_string(*trips) : std::string("?"));
+        }
         explain(current->root,
                 llvm::formatv("fuse-reductions: {0} nests fused at depth {1} "
                               "over a {2} parallel band",

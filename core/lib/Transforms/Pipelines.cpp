@@ -78,7 +78,10 @@ static std::string getS2Spec(const pb::PipelineOptions &options,
          "buffer-deallocation-pipeline,"
          "func.func(" +
          rowKernels +
-         "pb-lower-to-affine,pb-fold-views),fold-memref-alias-ops,"
+         "pb-lower-to-affine,pb-fold-views,pb-bind-dims,"
+         // The loops' run-time bounds: the sizes the views' extents were
+         // computed from, one SSA value per size (their nests then fuse).
+         "resolve-ranked-shaped-type-result-dims),fold-memref-alias-ops,"
          "canonicalize{top-down=false},cse,"
          "func.func(affine-scalrep)";
 }
@@ -97,7 +100,7 @@ static std::string getS3Spec(const pb::PipelineOptions &options) {
   // Contractions left for the target's warp- or warpgroup-level units stay
   // linalg ops (tagged pb.matrix_unit) for S4; the rest become loops.
   spec += "func.func(pb-lower-to-affine{contractions=1},pb-fold-views,"
-          "pb-bind-dims),"
+          "pb-bind-dims,resolve-ranked-shaped-type-result-dims),"
           "canonicalize{top-down=false},"
           "func.func(";
   // Row-wise nests (softmax, layernorm) fuse at their rows first; their

@@ -135,6 +135,30 @@ static affine::AffineForOp peelRemainder(affine::AffineForOp loop,
   return remainder;
 }
 
+/// Splits `loop` (unit step, a constant lower bound, one upper bound known
+/// only at run time) likewise: the first loop runs to the largest multiple
+/// of `lanes` iterations, computed at run time, the remainder after it
+/// (softmax's rows over a run-time number of keys).
+static affine::AffineForOp peelRunTimeRemainder(affine::AffineForOp loop,
+                                                int64_t lanes) {
+  int64_t lb = loop.getConstantLowerBound();
+  AffineMap ub = loop.getUpperBoundMap();
+  AffineExpr trips = ub.getResult(0) - lb;
+  AffineMap split = AffineMap::get(ub.getNumDims(), ub.getNumSymbols(),
+                                   trips.floorDiv(lanes) * lanes + lb);
+  OpBuilder b(loop);
+  b.setInsertionPointAfter(loop);
+  auto remainder = cast<affine::AffineForOp>(b.clone(*loop));
+  SmallVector<Value> ubOperands(loop.getUpperBoundOperands());
+  loop.setUpperBound(ubOperands, split);
+  remainder.setLowerBound(ubOperands, split);
+  for (auto [result, next] :
+       llvm::zip(loop.getResults(), remainder.getResults()))
+    result.replaceAllUsesWith(next);
+  remainder.getInitsMutable().assign(loop.getResults());
+  return remainder;
+}
+
 /// Stands in for `arith.index_cast %iv` while the upstream vectorizer runs:
 /// it does not vectorize an operation that reads a loop's induction variable
 /// as a value, so a causal mask built from the row and column indices (col -
@@ -261,7 +285,13 @@ public:
         return;
       std::optional<uint64_t> trip = affine::getConstantTripCount(loop);
       SmallVector<affine::LoopReduction> loopReductions;
-      if (trip && *trip > static_cast<uint64_t>(lanes) && *trip % lanes != 0 &&
+      // A trip count known only at run time: a constant lower bound and one
+      // upper bound.
+      bool runTime = !trip && loop.hasConstantLowerBound() &&
+                     loop.getUpperBoundMap().getNumResults() == 1;
+      if (((trip && *trip > static_cast<uint64_t>(lanes) &&
+            *trip % lanes != 0) ||
+           runTime) &&
           loop.getStepAsInt() == 1 &&
           loop.getLowerBoundMap().getNumResults() == 1 &&
           !hasStridedAccess(loop) &&
@@ -269,9 +299,15 @@ public:
         toPeel.push_back({loop, lanes});
     });
     llvm::DenseSet<Operation *> remainders;
+    // Loops split off a run-time trip count: a multiple of their lanes.
+    llvm::DenseMap<Operation *, int64_t> runTimeMultiples;
     for (auto [loop, lanes] : toPeel) {
-      remainders.insert(
-          peelRemainder(loop, *affine::getConstantTripCount(loop), lanes));
+      if (std::optional<uint64_t> trip = affine::getConstantTripCount(loop)) {
+        remainders.insert(peelRemainder(loop, *trip, lanes));
+      } else {
+        remainders.insert(peelRunTimeRemainder(loop, lanes));
+        runTimeMultiples[loop.getOperation()] = lanes;
+      }
       ++peeled;
     }
 
@@ -299,7 +335,10 @@ public:
              (*trip < static_cast<uint64_t>(lanes) ||
               remainders.contains(loop.getOperation())))
         lanes /= 2;
-      if (!lanes || !trip || *trip % lanes != 0 || hasStridedAccess(loop) ||
+      bool multiple = lanes && (trip ? *trip % lanes == 0
+                                     : runTimeMultiples.lookup(
+                                           loop.getOperation()) == lanes);
+      if (!lanes || !multiple || hasStridedAccess(loop) ||
           !hasUnitStrideAccesses(loop) ||
           !affine::isLoopParallel(loop, &loopReductions)) {
         ++skipped;
