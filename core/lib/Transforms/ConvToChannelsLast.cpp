@@ -25,9 +25,11 @@ using namespace mlir::pb;
 static Value transpose(OpBuilder &b, Location loc, Value value,
                        ArrayRef<int64_t> permutation) {
   auto type = cast<RankedTensorType>(value.getType());
-  SmallVector<int64_t> shape;
+  // Sizes known only at run time (a dynamic batch) are read from `value`.
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, value);
+  SmallVector<OpFoldResult> shape;
   for (int64_t dim : permutation)
-    shape.push_back(type.getDimSize(dim));
+    shape.push_back(sizes[dim]);
   Value init = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
   if (auto fill = value.getDefiningOp<linalg::FillOp>())
     return linalg::FillOp::create(b, loc, fill.getInputs()[0], init)
@@ -143,8 +145,8 @@ static Value buildDepthwiseNhwc(OpBuilder &b, Location loc,
   Value initNhwc;
   if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
     auto type = cast<RankedTensorType>(init.getType());
-    SmallVector<int64_t> shape = {type.getDimSize(0), type.getDimSize(3),
-                                  type.getDimSize(4), type.getDimSize(1)};
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, init);
+    SmallVector<OpFoldResult> shape = {sizes[0], sizes[3], sizes[4], sizes[1]};
     Value empty = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
     initNhwc =
         linalg::FillOp::create(b, loc, fill.getInputs()[0], empty).getResult(0);

@@ -32,8 +32,9 @@ public:
         auto type = dyn_cast<RankedTensorType>(value.getType());
         if (!type || seen.insert(value).second)
           continue;
-        Value empty = tensor::EmptyOp::create(b, ret.getLoc(), type.getShape(),
-                                              type.getElementType());
+        Value empty = tensor::EmptyOp::create(
+            b, ret.getLoc(), tensor::getMixedSizes(b, ret.getLoc(), value),
+            type.getElementType());
         operand.set(
             linalg::CopyOp::create(b, ret.getLoc(), value, empty).getResult(0));
       }

@@ -235,7 +235,8 @@ void GemmBuilder::build() {
   if (p.nParallel) {
     OpBuilder::InsertionGuard guard(b);
     Value task = taskLoops(
-        {b.createOrFold<arith::CeilDivSIOp>(nExtent(), idx(p.nc))})[0];
+        {p.runTimeN ? b.createOrFold<arith::CeilDivSIOp>(nExtent(), idx(p.nc))
+                    : idx(llvm::divideCeil(p.n, p.nc))})[0];
     loops[dims.n] = b.createOrFold<arith::MulIOp>(task, idx(p.nc));
     if (!packedB)
       bp = memref::AllocOp::create(b, bpType, b.getI64IntegerAttr(64));

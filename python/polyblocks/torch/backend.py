@@ -265,6 +265,34 @@ def _guard_count(gm: fx.GraphModule) -> int:
     return len(env.guards) if env is not None else 0
 
 
+class _NoNewGuards:
+    """While a graph with symbolic shapes is emitted: an emitter that reads
+    a symbolic size as a number (int() of a SymInt) raises Unsupported
+    there, before torch records the guard that would specialize dynamo's
+    graph to this call's sizes (and make every new size retrace it)."""
+
+    def __init__(self, gm: fx.GraphModule):
+        self.env = _shape_env(gm)
+
+    # torch logs the exception of a failed evaluation as a warning.
+    _LOGGER = "torch.fx.experimental.symbolic_shapes"
+
+    def __enter__(self):
+        if self.env is not None:
+            def refuse(*args, **kwargs):
+                raise Unsupported("an emitter read a symbolic size as a number")
+            self.env._log_guard = refuse  # shadows ShapeEnv._log_guard
+            self.level = logging.getLogger(self._LOGGER).level
+            logging.getLogger(self._LOGGER).setLevel(logging.ERROR)
+        return self
+
+    def __exit__(self, *exc):
+        if self.env is not None:
+            self.env.__dict__.pop("_log_guard", None)
+            logging.getLogger(self._LOGGER).setLevel(self.level)
+        return False
+
+
 def _check_no_new_guards(gm: fx.GraphModule, before: int) -> None:
     """An emitter that read a symbolic size as a number (int() of a
     SymInt) would have specialized the code to this call's sizes, silently:
@@ -337,16 +365,18 @@ def compile_fx_graph(gm: fx.GraphModule, example_inputs, opts: Options,
 
 
 def _compile_fx_graph(gm: fx.GraphModule, opts: Options, symbolic: bool = False) -> Callable:
-    guards = _guard_count(gm) if symbolic else None
-    supported, unsupported = _support_map(gm)
-    if unsupported and symbolic:
-        node, reason = unsupported[0]
-        raise _NotSymbolic(f"{op_name(node)} runs in eager: {reason}")
     if symbolic:
-        try:
-            return compile_graph(gm, opts, guards)
-        except (Unsupported, PolyBlocksError) as e:
-            raise _NotSymbolic(str(e)) from e
+        guards = _guard_count(gm)
+        with _NoNewGuards(gm):
+            supported, unsupported = _support_map(gm)
+            if unsupported:
+                node, reason = unsupported[0]
+                raise _NotSymbolic(f"{op_name(node)} runs in eager: {reason}")
+            try:
+                return compile_graph(gm, opts, guards)
+            except (Unsupported, PolyBlocksError) as e:
+                raise _NotSymbolic(str(e)) from e
+    supported, unsupported = _support_map(gm)
     if unsupported:
         node, reason = unsupported[0]
         if opts.strict:

@@ -157,7 +157,8 @@ def tensor_type(shape: Sequence[int], dtype) -> str:
     et = mlir_type(dtype)
     if not shape:
         return f"tensor<{et}>"
-    return "tensor<" + "x".join("?" if isinstance(d, SymDim) else str(int(d))
+    shape = [to_dim(d) for d in shape]
+    return "tensor<" + "x".join("?" if isinstance(d, SymDim) else str(d)
                                 for d in shape) + f"x{et}>"
 
 
@@ -312,7 +313,7 @@ class FunctionBuilder:
         """The SSA name of an index holding ``extent`` (an int or a SymDim),
         computed in the function's prologue."""
         import sympy
-        expr = sympy.expand(sympy.sympify(SymDim._of(extent)))
+        expr = sympy.expand(sympy.sympify(SymDim._of(to_dim(extent))))
         name = self._size_cache.get(expr)
         if name is not None:
             return name
@@ -346,7 +347,8 @@ class FunctionBuilder:
 
     def sizes_text(self, extents) -> str:
         """``[a, b, ...]`` of a mixed static/dynamic list (offsets, sizes)."""
-        return "[" + ", ".join(self.size_value(e) if isinstance(e, SymDim) else str(int(e))
+        extents = [to_dim(e) for e in extents]
+        return "[" + ", ".join(self.size_value(e) if isinstance(e, SymDim) else str(e)
                                for e in extents) + "]"
 
     # -- plumbing ----------------------------------------------------------
@@ -463,6 +465,7 @@ class FunctionBuilder:
 
     # -- tensors -----------------------------------------------------------
     def empty(self, shape, dtype) -> Value:
+        shape = [to_dim(d) for d in shape]
         dynamic = ", ".join(self.size_value(d) for d in shape if isinstance(d, SymDim))
         return self.tensor_op(f"tensor.empty({dynamic}) : {tensor_type(shape, dtype)}",
                               shape, dtype)
