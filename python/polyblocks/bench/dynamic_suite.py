@@ -15,7 +15,9 @@ each engine:
   - eager; Inductor with dynamic=True (--baselines).
 Every output is checked against eager's by the models suite's rule
 (torch._dynamo.utils.same, tol 1e-3, against an fp64 run). Times: median
-of --runs interleaved runs after --warmup, per shape. The summary is the
+of --runs interleaved runs after --warmup, per shape, each engine timed
+after calls of its own for a quarter of a second (the models suite's
+rounds: the engine before it no longer spins its threads). The summary is the
 geomean over shapes of symbolic / specialize (the issue's "at most 1.1x")
 and of each engine's time over eager. Writes dynamic.md and dynamic.csv
 to --out.
@@ -30,7 +32,6 @@ import logging
 import math
 import os
 import platform
-import statistics
 import time
 
 import torch
@@ -109,15 +110,13 @@ def run_model(name: str, args) -> list[dict]:
                 row[f"{e}_first_s"] = round(time.perf_counter() - start, 3)
                 compiles[e] += compiler.stats["compiles"] - before
                 row[f"{e}_accurate"] = _accurate(ref, fp64, res)
-            times = {e: [] for e in engines}
-            for i in range(args.warmup + args.runs):
-                for e in engines:
-                    start = time.perf_counter()
-                    fns[e](*inputs)
-                    if i >= args.warmup:
-                        times[e].append(time.perf_counter() - start)
+            # Interleaved rounds, each engine timed after its own calls have
+            # let the thread pool of the engine before it go to sleep.
+            from .__main__ import _interleaved_median_ms
+            times = _interleaved_median_ms({e: fns[e] for e in engines}, inputs,
+                                           args.runs, args.warmup)
             for e in engines:
-                row[f"{e}_ms"] = round(statistics.median(times[e]) * 1e3, 3)
+                row[f"{e}_ms"] = round(times[e], 3)
             row.update({f"{e}_compiles": compiles[e] for e in ENGINES})
             rows.append(row)
             logging.getLogger("polyblocks").info("%s %s: %s", name, size, row)
