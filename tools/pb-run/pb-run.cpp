@@ -7,7 +7,7 @@
 //
 //   pb-run model.pbart [--entry=f] [--inputs=a.npy,b.npy] [--runs=N]
 //          [--warmup=W] [--check-against=ref.pbart] [--save-outputs=DIR]
-//          [--emulate]
+//          [--emulate] [--sizes=7,3]
 //
 // Runs each entry (or the one named) on .npy inputs or on seeded random
 // inputs, prints a checksum line per output and the median time of --runs
@@ -18,7 +18,8 @@
 // loads the (NVIDIA) artifact with pbExecutableLoadEmulated: its kernels
 // run on the CPU in the emulator, on the same host buffers as a CPU
 // artifact's, and --check-against's artifact (a CPU build of the same
-// module) is loaded as usual.
+// module) is loaded as usual. An entry with dynamic shapes (the metadata's
+// "sizes") runs at the sizes --sizes gives, in that order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +30,7 @@
 #include "ToolOptions.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -87,6 +89,11 @@ static llvm::cl::opt<bool> emulate(
                    "barriers (slow; --check-against's artifact runs as "
                    "usual)"),
     llvm::cl::cat(toolCategory));
+static llvm::cl::list<int64_t>
+    sizeValues("sizes", llvm::cl::CommaSeparated,
+               llvm::cl::desc("Values of the entry's sizes (dynamic shapes: "
+                              "the metadata's \"sizes\"), in order"),
+               llvm::cl::cat(toolCategory));
 static llvm::cl::opt<std::string>
     saveOutputs("save-outputs",
                 llvm::cl::desc("Write outputs to DIR/<entry>.<i>.npy"),
@@ -134,15 +141,19 @@ static bool load(const std::string &path, Loaded &loaded,
   return true;
 }
 
-static std::vector<TensorSpec> getSpecs(const llvm::json::Object &entry,
-                                        llvm::StringRef key) {
+/// The entry's tensors of `key`, a size's name in a shape replaced by its
+/// value in `sizes` (the loader checked that every name is a size's).
+static std::vector<TensorSpec>
+getSpecs(const llvm::json::Object &entry, llvm::StringRef key,
+         const llvm::StringMap<int64_t> &sizes) {
   std::vector<TensorSpec> specs;
   for (const llvm::json::Value &value : *entry.getArray(key)) {
     const llvm::json::Object *tensor = value.getAsObject();
     TensorSpec spec;
     spec.dtype = tensor->getString("dtype")->str();
     for (const llvm::json::Value &dim : *tensor->getArray("shape"))
-      spec.shape.push_back(*dim.getAsInteger());
+      spec.shape.push_back(dim.getAsString() ? sizes.lookup(*dim.getAsString())
+                                             : *dim.getAsInteger());
     specs.push_back(std::move(spec));
   }
   return specs;
@@ -166,8 +177,8 @@ static Tensor makeRandom(const TensorSpec &spec, std::mt19937 &rng) {
 
 static bool run(Loaded &loaded, llvm::StringRef entry,
                 std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
-                unsigned timedRuns, unsigned warmupRuns,
-                std::vector<double> *timesMs) {
+                llvm::ArrayRef<int64_t> sizes, unsigned timedRuns,
+                unsigned warmupRuns, std::vector<double> *timesMs) {
   std::vector<void *> buffers;
   for (Tensor &t : inputs)
     buffers.push_back(t.bytes.data());
@@ -176,8 +187,9 @@ static bool run(Loaded &loaded, llvm::StringRef entry,
   std::string name = entry.str();
   for (unsigned i = 0; i < warmupRuns + timedRuns; ++i) {
     auto start = std::chrono::steady_clock::now();
-    if (!report(pbExecutableRun(loaded.executable, name.c_str(), buffers.data(),
-                                buffers.size(), nullptr)))
+    if (!report(pbExecutableRunWithSizes(
+            loaded.executable, name.c_str(), buffers.data(), buffers.size(),
+            sizes.data(), sizes.size(), nullptr)))
       return false;
     auto stop = std::chrono::steady_clock::now();
     if (timesMs && i >= warmupRuns)
@@ -197,16 +209,27 @@ static std::string shapeString(const std::vector<int64_t> &shape) {
 static bool runEntry(Loaded &loaded, Loaded *reference,
                      const llvm::json::Object &entry) {
   llvm::StringRef name = *entry.getString("name");
-  if (const llvm::json::Array *sizes = entry.getArray("sizes");
-      sizes && !sizes->empty()) {
-    llvm::errs() << "pb-run: error: entry '" << name
-                 << "' takes sizes (dynamic shapes), which pb-run does not "
-                    "support yet; run it through the C API's "
-                    "pbExecutableRunWithSizes or polyblocks.compile\n";
+  // An entry with dynamic shapes takes its sizes from --sizes.
+  llvm::StringMap<int64_t> sizeOf;
+  std::vector<int64_t> sizes;
+  const llvm::json::Array *sizeNames = entry.getArray("sizes");
+  size_t numSizes = sizeNames ? sizeNames->size() : 0;
+  if (sizeValues.size() != numSizes) {
+    llvm::errs() << "pb-run: error: entry '" << name << "' takes " << numSizes
+                 << " sizes (dynamic shapes); --sizes gives "
+                 << sizeValues.size() << "\n";
     return false;
   }
-  std::vector<TensorSpec> inSpecs = getSpecs(entry, "inputs");
-  std::vector<TensorSpec> outSpecs = getSpecs(entry, "outputs");
+  for (size_t i = 0; i < numSizes; ++i) {
+    if (sizeValues[i] < 0) {
+      llvm::errs() << "pb-run: error: --sizes: size " << i << " is negative\n";
+      return false;
+    }
+    sizeOf[*(*sizeNames)[i].getAsString()] = sizeValues[i];
+    sizes.push_back(sizeValues[i]);
+  }
+  std::vector<TensorSpec> inSpecs = getSpecs(entry, "inputs", sizeOf);
+  std::vector<TensorSpec> outSpecs = getSpecs(entry, "outputs", sizeOf);
   for (const std::vector<TensorSpec> *specs : {&inSpecs, &outSpecs})
     for (const TensorSpec &spec : *specs)
       if (!getElementBytes(spec.dtype)) {
@@ -249,8 +272,8 @@ static bool runEntry(Loaded &loaded, Loaded *reference,
     outputs.push_back(makeTensor(spec.dtype, spec.shape));
 
   std::vector<double> times;
-  if (!run(loaded, name, inputs, outputs, std::max(1u, unsigned(runs)), warmup,
-           &times))
+  if (!run(loaded, name, inputs, outputs, sizes, std::max(1u, unsigned(runs)),
+           warmup, &times))
     return false;
   for (auto [index, t] : llvm::enumerate(outputs)) {
     double sum = 0, absSum = 0;
@@ -282,7 +305,7 @@ static bool runEntry(Loaded &loaded, Loaded *reference,
   std::vector<Tensor> expected;
   for (const TensorSpec &spec : outSpecs)
     expected.push_back(makeTensor(spec.dtype, spec.shape));
-  if (!run(*reference, name, inputs, expected, 1, 0, nullptr))
+  if (!run(*reference, name, inputs, expected, sizes, 1, 0, nullptr))
     return false;
   bool ok = true;
   int64_t total = 0;
