@@ -270,3 +270,59 @@ func.func @uneven_rows(%q: tensor<4x17x16xf32>, %kt: tensor<4x16x17xf32>,
       outs(%fo : tensor<4x17x16xf32>) -> tensor<4x17x16xf32>
   return %o : tensor<4x17x16xf32>
 }
+
+// -----
+
+#bmn = affine_map<(b, i, j) -> (b, i, j)>
+#red = affine_map<(b, i, j) -> (b, i)>
+// Queries and keys known only at run time (dynamic shapes): blocks of rows
+// sized for 512 keys, over the largest multiple of them (counted at run
+// time, each block full: its height a constant), then the rows after it as
+// one block per head, untiled, in a second loop. The scores are computed
+// once per block (the copies that fusion made for each consumer, whose
+// sizes were different values of one size, are one).
+// CHECK-LABEL: func.func @run_time_rows
+// CHECK:     %[[SPLIT:[^ ]*]] = affine.min
+// CHECK:     scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (8, %[[SPLIT]]) step (1, 128)
+// CHECK:       linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<1x?x32xf32>, tensor<1x32x?xf32>)
+// CHECK-NOT:   linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<1x?x32xf32>, tensor<1x32x?xf32>)
+// CHECK:       linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<1x?x?xf32>, tensor<1x?x32xf32>)
+// CHECK:       scf.forall.in_parallel
+// CHECK:     scf.forall (%{{.*}}) in (8)
+// CHECK:       linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<1x?x32xf32>, tensor<1x32x?xf32>)
+// CHECK-NOT:   linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<1x?x32xf32>, tensor<1x32x?xf32>)
+// CHECK:       linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<1x?x?xf32>, tensor<1x?x32xf32>)
+// EXPLAIN: fuse-attention: q @ k^T, 2 ops of the softmax and @ v in two parallel loops: 8 batch x blocks of 128 rows, counted at run time, then 8 batch x the rows after the last full block (a run-time number of keys; 'l2' holds 128 rows of scores and probabilities of 512 keys)
+func.func @run_time_rows(%q: tensor<8x?x32xf32>, %kt: tensor<8x32x?xf32>,
+                         %v: tensor<8x?x32xf32>) -> tensor<8x?x32xf32> {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %m = tensor.dim %q, %c1 : tensor<8x?x32xf32>
+  %n = tensor.dim %kt, %c2 : tensor<8x32x?xf32>
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant -1.0e+30 : f32
+  %e3 = tensor.empty(%m, %n) : tensor<8x?x?xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<8x?x?xf32>) -> tensor<8x?x?xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<8x?x32xf32>, tensor<8x32x?xf32>)
+      outs(%f3 : tensor<8x?x?xf32>) -> tensor<8x?x?xf32>
+  %e2 = tensor.empty(%m) : tensor<8x?xf32>
+  %fm = linalg.fill ins(%ninf : f32) outs(%e2 : tensor<8x?xf32>) -> tensor<8x?xf32>
+  %max = linalg.generic {indexing_maps = [#bmn, #red], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%s : tensor<8x?x?xf32>) outs(%fm : tensor<8x?xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %mx = arith.maximumf %acc, %x : f32
+    linalg.yield %mx : f32
+  } -> tensor<8x?xf32>
+  %p = linalg.generic {indexing_maps = [#bmn, #red, #bmn], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %max : tensor<8x?x?xf32>, tensor<8x?xf32>) outs(%e3 : tensor<8x?x?xf32>) {
+  ^bb0(%x: f32, %mx: f32, %o: f32):
+    %d = arith.subf %x, %mx : f32
+    %y = math.exp %d : f32
+    linalg.yield %y : f32
+  } -> tensor<8x?x?xf32>
+  %eo = tensor.empty(%m) : tensor<8x?x32xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<8x?x32xf32>) -> tensor<8x?x32xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<8x?x?xf32>, tensor<8x?x32xf32>)
+      outs(%fo : tensor<8x?x32xf32>) -> tensor<8x?x32xf32>
+  return %o : tensor<8x?x32xf32>
+}

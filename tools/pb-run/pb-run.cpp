@@ -143,9 +143,9 @@ static bool load(const std::string &path, Loaded &loaded,
 
 /// The entry's tensors of `key`, a size's name in a shape replaced by its
 /// value in `sizes` (the loader checked that every name is a size's).
-static std::vector<TensorSpec>
-getSpecs(const llvm::json::Object &entry, llvm::StringRef key,
-         const llvm::StringMap<int64_t> &sizes) {
+static std::vector<TensorSpec> getSpecs(const llvm::json::Object &entry,
+                                        llvm::StringRef key,
+                                        const llvm::StringMap<int64_t> &sizes) {
   std::vector<TensorSpec> specs;
   for (const llvm::json::Value &value : *entry.getArray(key)) {
     const llvm::json::Object *tensor = value.getAsObject();
@@ -187,9 +187,9 @@ static bool run(Loaded &loaded, llvm::StringRef entry,
   std::string name = entry.str();
   for (unsigned i = 0; i < warmupRuns + timedRuns; ++i) {
     auto start = std::chrono::steady_clock::now();
-    if (!report(pbExecutableRunWithSizes(
-            loaded.executable, name.c_str(), buffers.data(), buffers.size(),
-            sizes.data(), sizes.size(), nullptr)))
+    if (!report(pbExecutableRunWithSizes(loaded.executable, name.c_str(),
+                                         buffers.data(), buffers.size(),
+                                         sizes.data(), sizes.size(), nullptr)))
       return false;
     auto stop = std::chrono::steady_clock::now();
     if (timesMs && i >= warmupRuns)

@@ -35,6 +35,7 @@
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Dialect/Affine/Transforms/Transforms.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/Dominance.h"
@@ -60,6 +61,10 @@ static constexpr double kCacheShare = 0.5;
 /// probabilities (the softmax's other intermediates reuse them or are one
 /// value per row).
 static constexpr int64_t kLiveRows = 2;
+/// The keys a block is sized for when their number is known only at run
+/// time (dynamic shapes): a row of scores of this many keys, and of
+/// probabilities, in half the per-core cache.
+static constexpr int64_t kPlannedRunTimeKeys = 512;
 
 namespace {
 /// The ops of one attention: `scores` (q @ k^T) and the ops between it and
@@ -120,8 +125,19 @@ static FailureOr<Attention> matchAttention(linalg::LinalgOp output,
   auto scoresType = cast<ShapedType>(attention.scores->getResult(0).getType());
   auto probabilitiesType =
       cast<ShapedType>(output.getDpsInputOperand(0)->get().getType());
-  if (!scoresType.hasStaticShape() || !probabilitiesType.hasStaticShape() ||
-      scoresType.getNumElements() != probabilitiesType.getNumElements())
+  // (Of run-time shapes: the same extents but for unit ones, the batch and
+  // heads of (1, 12, ?, ?) scores reshaped into (12, ?, ?) probabilities.)
+  auto nonUnit = [](ShapedType type) {
+    SmallVector<int64_t> extents;
+    for (int64_t extent : type.getShape())
+      if (extent != 1)
+        extents.push_back(extent);
+    return extents;
+  };
+  if (scoresType.hasStaticShape() != probabilitiesType.hasStaticShape() ||
+      (scoresType.hasStaticShape()
+           ? scoresType.getNumElements() != probabilitiesType.getNumElements()
+           : nonUnit(scoresType) != nonUnit(probabilitiesType)))
     return failure();
   // The spine: what depends on the scores, in program order.
   attention.spine.insert(attention.scores);
@@ -168,11 +184,9 @@ getTileSizes(linalg::LinalgOp output, int64_t rows, unsigned &innerM) {
   std::optional<unsigned> m;
   for (AffineExpr e : mapC.getResults()) {
     unsigned d = cast<AffineDimExpr>(e).getPosition();
-    if (ShapedType::isDynamic(ranges[d]))
-      return std::nullopt;
     bool inA = mapA.isFunctionOfDim(d), inB = mapB.isFunctionOfDim(d);
     // (A loop that runs once needs no loop of tasks.)
-    if (inA && ranges[d] > 1)
+    if (inA && (ranges[d] > 1 || ShapedType::isDynamic(ranges[d])))
       sizes[d] = 1;
     if (inA && !inB)
       m = d;
@@ -180,7 +194,13 @@ getTileSizes(linalg::LinalgOp output, int64_t rows, unsigned &innerM) {
   if (!m)
     return std::nullopt;
   innerM = *m;
-  sizes[innerM] = std::min(rows, ranges[innerM]);
+  // A run-time extent: the rows (queries), nothing else.
+  for (auto [d, range] : llvm::enumerate(ranges))
+    if (sizes[d] && ShapedType::isDynamic(range) && d != innerM)
+      return std::nullopt;
+  sizes[innerM] = ShapedType::isDynamic(ranges[innerM])
+                      ? rows
+                      : std::min(rows, ranges[innerM]);
   return sizes;
 }
 
@@ -188,13 +208,16 @@ getTileSizes(linalg::LinalgOp output, int64_t rows, unsigned &innerM) {
 /// `attention` and the fills `op` reads inside it, per task; returns the
 /// loop, or null when tile-and-fuse fails (nothing rewritten then).
 static Operation *tileAndFuse(IRRewriter &rewriter, TilingInterface op,
-                              ArrayRef<int64_t> sizes,
-                              const Attention &attention) {
+                              ArrayRef<OpFoldResult> sizes,
+                              const Attention &attention,
+                              int64_t fullRows = 0) {
   MLIRContext *context = op->getContext();
+  if (llvm::all_of(sizes, isZeroInteger))
+    return nullptr; // no loop to make
   rewriter.setInsertionPoint(op);
   scf::SCFTilingOptions tiling;
   tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  tiling.setTileSizes(getAsIndexOpFoldResult(context, sizes));
+  tiling.setTileSizes(sizes);
   scf::SCFTileAndFuseOptions options;
   options.setTilingOptions(tiling);
   // The spine is computed per block; so are fills (the reductions' initial
@@ -228,6 +251,20 @@ static Operation *tileAndFuse(IRRewriter &rewriter, TilingInterface op,
   // copy indexed by its own (equal) affine.apply: canonicalized, the
   // copies are one; the slices fusion replaced are dead.
   Operation *loop = result->loops.front();
+  // Run-time extents: tensor.dim ops of different values of one size,
+  // which splitting and tiling made, in and before the loop, become that
+  // size, so that the copies are equal too.
+  {
+    SmallVector<Operation *> dims;
+    loop->getParentOfType<func::FuncOp>().walk(
+        [&](tensor::DimOp dim) { dims.push_back(dim); });
+    RewritePatternSet resolve(context);
+    memref::populateResolveRankedShapedTypeResultDimsPatterns(resolve);
+    tensor::DimOp::getCanonicalizationPatterns(resolve, context);
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    (void)applyOpPatternsGreedily(dims, std::move(resolve), config);
+  }
   RewritePatternSet patterns(context);
   affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
   affine::AffineLinearizeIndexOp::getCanonicalizationPatterns(patterns,
@@ -237,8 +274,30 @@ static Operation *tileAndFuse(IRRewriter &rewriter, TilingInterface op,
   tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, context);
   tensor::populateFoldTensorEmptyPatterns(patterns);
   (void)applyPatternsGreedily(loop, std::move(patterns));
-  DominanceInfo dominance(loop);
-  eliminateCommonSubExpressions(rewriter, dominance, loop);
+  // With `fullRows`, the caller knows every block to be full (its rows a
+  // multiple of them, counted at run time): the blocks' heights that tiling
+  // computed as the minimum of `fullRows` and the rows left are `fullRows`
+  // (computed from the task's index, they would be no valid bound of S2's
+  // loops).
+  if (fullRows) {
+    SmallVector<affine::AffineMinOp> mins;
+    loop->walk([&](affine::AffineMinOp min) { mins.push_back(min); });
+    for (affine::AffineMinOp min : mins)
+      if (llvm::any_of(min.getAffineMap().getResults(), [&](AffineExpr e) {
+            auto constant = dyn_cast<AffineConstantExpr>(e);
+            return constant && constant.getValue() == fullRows;
+          })) {
+        rewriter.setInsertionPoint(min);
+        rewriter.replaceOp(min, arith::ConstantIndexOp::create(
+                                    rewriter, min.getLoc(), fullRows));
+      }
+    (void)applyPatternsGreedily(loop, FrozenRewritePatternSet());
+  }
+  // (The whole function: the copies may differ by equal values made
+  // outside the loop, a run-time extent's tensor.dim ops.)
+  Operation *func = loop->getParentOfType<func::FuncOp>();
+  DominanceInfo dominance(func);
+  eliminateCommonSubExpressions(rewriter, dominance, func);
   // The blocks' offsets as arith ops, as S1 leaves indices (lower-affine):
   // in the loops S2 makes of the bodies, the task's index is no valid
   // affine symbol.
@@ -296,6 +355,94 @@ static void startPartsFromFill(IRRewriter &rewriter, linalg::LinalgOp head,
   }
 }
 
+/// After tile-and-fuse: erases what the blocks replaced (the slices that
+/// splitting made of the probabilities, the spine, the fills the blocks now
+/// make their own, unless something else still reads them); returns the
+/// softmax's ops per block (the generics but the two contractions) in
+/// `loop`.
+static unsigned cleanUp(IRRewriter &rewriter, const Attention &attention,
+                        Operation *loop) {
+  auto func = loop->getParentOfType<func::FuncOp>();
+  SmallVector<tensor::ExtractSliceOp> slices;
+  func.walk([&](tensor::ExtractSliceOp slice) {
+    if (slice->use_empty())
+      slices.push_back(slice);
+  });
+  for (tensor::ExtractSliceOp slice : slices)
+    rewriter.eraseOp(slice);
+  for (Operation *op : llvm::reverse(attention.spine))
+    if (op->use_empty())
+      rewriter.eraseOp(op);
+  SmallVector<Operation *> unused;
+  func.walk([&](Operation *op) {
+    if (isa<linalg::FillOp, tensor::EmptyOp>(op) && isMemoryEffectFree(op))
+      unused.push_back(op);
+  });
+  for (Operation *op : llvm::reverse(unused))
+    if (op->use_empty())
+      rewriter.eraseOp(op);
+  unsigned softmaxOps = 0;
+  loop->walk([&](linalg::GenericOp generic) {
+    softmaxOps += !pb::isMultiplyAccumulate(generic);
+  });
+  return softmaxOps;
+}
+
+/// Attention whose number of rows (queries) is known only at run time:
+/// blocks of `sizes[innerM]` rows over the largest multiple of them,
+/// counted at run time, then the rows after it as one block per batch
+/// index (its height a size computed before the loop, a valid bound for
+/// S2's loops), in a second loop. Returns false when nothing was rewritten.
+static bool fuseRunTimeRows(linalg::LinalgOp output, ArrayRef<int64_t> sizes,
+                            unsigned innerM, int64_t batchTasks,
+                            const Attention &attention, StringRef keysWord,
+                            int64_t keys, StringRef cacheName, int64_t rows) {
+  IRRewriter rewriter(output->getContext());
+  rewriter.setInsertionPoint(output);
+  Location loc = output.getLoc();
+  int64_t blockRows = sizes[innerM];
+  OpFoldResult extent = output.createLoopRanges(rewriter, loc)[innerM].size;
+  AffineExpr m = rewriter.getAffineSymbolExpr(0);
+  OpFoldResult split = affine::makeComposedFoldedAffineApply(
+      rewriter, loc, m.floorDiv(blockRows) * blockRows, {extent});
+  auto [head, tail] = linalg::splitOp(
+      rewriter, cast<TilingInterface>(output.getOperation()), innerM, split);
+  if (!head || !tail)
+    return false;
+  startPartsFromFill(rewriter, cast<linalg::LinalgOp>(head.getOperation()),
+                     cast<linalg::LinalgOp>(tail.getOperation()));
+  SmallVector<OpFoldResult> headSizes =
+      getAsIndexOpFoldResult(output->getContext(), sizes);
+  // The tail's rows untiled: its extent, defined before the loop, bounds
+  // the loops inside (a tile size computed from the task's index would not
+  // be a valid affine symbol there), and a tail of no rows makes no
+  // zero-step loop.
+  SmallVector<OpFoldResult> tailSizes(headSizes);
+  tailSizes[innerM] = rewriter.getIndexAttr(0);
+  SmallVector<Operation *> loops;
+  if (Operation *loop =
+          tileAndFuse(rewriter, head, headSizes, attention, blockRows))
+    loops.push_back(loop);
+  if (Operation *loop = tileAndFuse(rewriter, tail, tailSizes, attention))
+    loops.push_back(loop);
+  if (loops.empty())
+    return false;
+  unsigned softmaxOps = cleanUp(rewriter, attention, loops.front());
+  std::string keysText = keys ? std::to_string(keys) : keysWord.str();
+  explain(
+      loops.front(),
+      llvm::formatv(
+          "fuse-attention: q @ k^T, {0} ops of the softmax and "
+          "@ v in two parallel loops: {1} batch x blocks of {2} "
+          "rows, counted at run time, then {1} batch x the "
+          "rows after the last full block ({3} keys; '{4}' "
+          "holds {5} rows of scores and probabilities{6})",
+          softmaxOps, batchTasks, blockRows, keysText, cacheName, rows,
+          keys ? "" : llvm::formatv(" of {0} keys", kPlannedRunTimeKeys).str())
+          .str());
+  return true;
+}
+
 void PBFuseAttentionPass::runOnOperation() {
   func::FuncOp func = getOperation();
   const ChipDesc *chip = getTargetChip(func);
@@ -340,12 +487,15 @@ void PBFuseAttentionPass::runOnOperation() {
     for (auto [range, iterator] : llvm::zip(ranges, iterators))
       if (iterator == utils::IteratorType::reduction)
         keys = ShapedType::isDynamic(range) ? range : keys * range;
-    if (ShapedType::isDynamic(keys) || keys <= 0) {
-      skip("the keys' extent is not static");
+    // Keys known only at run time: blocks sized for kPlannedRunTimeKeys.
+    bool runTimeKeys = ShapedType::isDynamic(keys);
+    int64_t plannedKeys = runTimeKeys ? kPlannedRunTimeKeys : keys;
+    if (plannedKeys <= 0) {
+      skip("no keys");
       continue;
     }
     int64_t rowBytes =
-        keys * kLiveRows *
+        plannedKeys * kLiveRows *
         std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
     int64_t rows = std::max<int64_t>(
         1, static_cast<int64_t>(kCacheShare * cache->capacityBytes) / rowBytes);
@@ -363,6 +513,20 @@ void PBFuseAttentionPass::runOnOperation() {
     for (auto [d, size] : llvm::enumerate(*sizes))
       if (size > 0 && d != innerM)
         batchTasks *= ranges[d];
+    if (ShapedType::isDynamic(mExtent)) {
+      // The rows after the last full block are one block per batch index:
+      // without batch loops, no tasks.
+      if (batchTasks == 1) {
+        skip("a run-time number of rows and no batch loops");
+        continue;
+      }
+      if (fuseRunTimeRows(output, *sizes, innerM, batchTasks, *attention,
+                          runTimeKeys ? "a run-time number of" : "",
+                          runTimeKeys ? 0 : keys, cache->name, rows))
+        continue;
+      skip("tile-and-fuse failed");
+      continue;
+    }
     int64_t blocks = llvm::divideCeil(mExtent, (*sizes)[innerM]);
     if (batchTasks * blocks < kMinParallelBlocks)
       blocks = std::min<int64_t>(
@@ -405,7 +569,9 @@ void PBFuseAttentionPass::runOnOperation() {
     }
     SmallVector<Operation *> loops;
     for (auto &[part, partSizes] : parts) {
-      Operation *loop = tileAndFuse(rewriter, part, partSizes, *attention);
+      Operation *loop = tileAndFuse(
+          rewriter, part, getAsIndexOpFoldResult(&getContext(), partSizes),
+          *attention);
       if (loop)
         loops.push_back(loop);
     }
@@ -415,33 +581,7 @@ void PBFuseAttentionPass::runOnOperation() {
       skip("tile-and-fuse failed");
       continue;
     }
-    // (Splitting sliced the probabilities for each part; fusion left those
-    // slices unused.)
-    SmallVector<tensor::ExtractSliceOp> slices;
-    func.walk([&](tensor::ExtractSliceOp slice) {
-      if (slice->use_empty())
-        slices.push_back(slice);
-    });
-    for (tensor::ExtractSliceOp slice : slices)
-      rewriter.eraseOp(slice);
-    for (Operation *op : llvm::reverse(attention->spine))
-      if (op->use_empty())
-        rewriter.eraseOp(op);
-    // The fills the blocks now make their own (of the scores, of the row
-    // maximum and sum), unless something else still reads them.
-    SmallVector<Operation *> unused;
-    func.walk([&](Operation *op) {
-      if (isa<linalg::FillOp, tensor::EmptyOp>(op) && isMemoryEffectFree(op))
-        unused.push_back(op);
-    });
-    for (Operation *op : llvm::reverse(unused))
-      if (op->use_empty())
-        rewriter.eraseOp(op);
-    // The softmax's ops per block: the generics but the two contractions.
-    unsigned softmaxOps = 0;
-    loops.front()->walk([&](linalg::GenericOp generic) {
-      softmaxOps += !pb::isMultiplyAccumulate(generic);
-    });
+    unsigned softmaxOps = cleanUp(rewriter, *attention, loops.front());
     std::string tasks =
         loops.size() == 1
             ? llvm::formatv("one parallel loop of {0} tasks: {1} batch x {2} "
@@ -458,7 +598,13 @@ void PBFuseAttentionPass::runOnOperation() {
             llvm::formatv("fuse-attention: q @ k^T, {0} ops of the softmax "
                           "and @ v in {1} ({2} keys; '{3}' holds {4} rows of "
                           "scores and probabilities)",
-                          softmaxOps, tasks, keys, cache->name, rows)
+                          softmaxOps, tasks,
+                          runTimeKeys ? llvm::formatv("a run-time number of "
+                                                      "(planned: {0})",
+                                                      plannedKeys)
+                                            .str()
+                                      : std::to_string(keys),
+                          cache->name, rows)
                 .str());
   }
 }

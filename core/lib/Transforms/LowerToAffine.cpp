@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pb/Dialect/PBDialect.h"
+#include "pb/Transforms/DimArgs.h"
 #include "pb/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -102,6 +103,76 @@ public:
       }
       rewriter.eraseOp(op);
     }
+    // The loops' run-time bounds are memref.dim ops of the operands. One of
+    // a buffer allocated or viewed inside a parallel task (a block of
+    // attention's scores, a head's slice of k) is no valid affine symbol
+    // there: it becomes the size the buffer was made with, defined outside
+    // (a size of the entry).
+    SmallVector<memref::DimOp> dims;
+    getOperation().walk([&](memref::DimOp dim) { dims.push_back(dim); });
+    for (memref::DimOp dim : dims) {
+      std::optional<int64_t> index = dim.getConstantIndex();
+      if (!index)
+        continue;
+      std::optional<OpFoldResult> source =
+          getSourceSize(dim.getSource(), *index);
+      if (!source)
+        continue;
+      OpFoldResult size = *source;
+      if (auto value = dyn_cast<Value>(size)) {
+        if (value != dim.getResult())
+          rewriter.replaceAllUsesWith(dim.getResult(), value);
+      } else {
+        rewriter.setInsertionPoint(dim);
+        rewriter.replaceOp(
+            dim, arith::ConstantIndexOp::create(rewriter, dim.getLoc(),
+                                                *getConstantIntValue(size)));
+      }
+    }
+  }
+
+private:
+  /// Dimension `dim` of `memref` from what made it: an allocation's or a
+  /// subview's size, an expand_shape's output size, the source's size
+  /// through a collapse_shape that keeps that dimension whole, an entry's
+  /// size argument, or a static extent; none when it is none of those.
+  static std::optional<OpFoldResult> getSourceSize(Value memref, int64_t dim) {
+    auto type = cast<MemRefType>(memref.getType());
+    if (!type.isDynamicDim(dim))
+      return OpFoldResult(IntegerAttr::get(IndexType::get(memref.getContext()),
+                                           type.getDimSize(dim)));
+    Operation *def = memref.getDefiningOp();
+    if (auto alloc = dyn_cast_or_null<memref::AllocOp>(def))
+      return OpFoldResult(
+          alloc.getDynamicSizes()[type.getDynamicDimIndex(dim)]);
+    if (auto alloca = dyn_cast_or_null<memref::AllocaOp>(def))
+      return OpFoldResult(
+          alloca.getDynamicSizes()[type.getDynamicDimIndex(dim)]);
+    if (auto subview = dyn_cast_or_null<memref::SubViewOp>(def)) {
+      // (Rank-reducing subviews drop unit sizes: counted by position.)
+      llvm::SmallBitVector dropped = subview.getDroppedDims();
+      int64_t kept = -1;
+      for (auto [i, size] : llvm::enumerate(subview.getMixedSizes()))
+        if (!dropped.test(i) && ++kept == dim)
+          return size;
+      return std::nullopt;
+    }
+    if (auto expand = dyn_cast_or_null<memref::ExpandShapeOp>(def))
+      return expand.getMixedOutputShape()[dim];
+    if (auto collapse = dyn_cast_or_null<memref::CollapseShapeOp>(def)) {
+      auto sourceType = cast<MemRefType>(collapse.getSrc().getType());
+      SmallVector<int64_t> whole;
+      for (int64_t d : collapse.getReassociationIndices()[dim])
+        if (sourceType.getDimSize(d) != 1)
+          whole.push_back(d);
+      if (whole.size() == 1)
+        return getSourceSize(collapse.getSrc(), whole.front());
+      return std::nullopt;
+    }
+    if (auto arg = dyn_cast<BlockArgument>(memref))
+      if (Value size = pb::getDimArg(arg, dim))
+        return OpFoldResult(size);
+    return std::nullopt;
   }
 };
 } // namespace

@@ -525,15 +525,17 @@ void PBMapMatrixUnitsPass::mapContraction(
   Value bMem = op.getDpsInputOperand(1)->get();
   Value cMem = op.getDpsInitOperand(0)->get();
   // Views (pb-fuse-attention's blocks of q, k and v) are read as they
-  // are, element by element or in vectors along their last dimension: their
-  // strides must be static, the last one 1; the offset may vary.
+  // are, element by element or in vectors along their last dimension: the
+  // last stride must be 1; the offset may vary, and so may the other
+  // strides where sizes are known only at run time (a block of q, a head of
+  // a ? x 12 x 64 tensor).
   for (Value mem : {aMem, bMem, cMem}) {
     auto type = cast<MemRefType>(mem.getType());
     SmallVector<int64_t> strides;
     int64_t offset;
     if (!type.getLayout().isIdentity() &&
         (failed(type.getStridesAndOffset(strides, offset)) ||
-         llvm::any_of(strides, ShapedType::isDynamic) ||
+         (!runTime && llvm::any_of(strides, ShapedType::isDynamic)) ||
          (!strides.empty() && strides.back() != 1)))
       return skip("an operand is a view with dynamic or non-unit innermost "
                   "strides");

@@ -335,9 +335,10 @@ public:
              (*trip < static_cast<uint64_t>(lanes) ||
               remainders.contains(loop.getOperation())))
         lanes /= 2;
-      bool multiple = lanes && (trip ? *trip % lanes == 0
-                                     : runTimeMultiples.lookup(
-                                           loop.getOperation()) == lanes);
+      bool multiple =
+          lanes &&
+          (trip ? *trip % lanes == 0
+                : runTimeMultiples.lookup(loop.getOperation()) == lanes);
       if (!lanes || !multiple || hasStridedAccess(loop) ||
           !hasUnitStrideAccesses(loop) ||
           !affine::isLoopParallel(loop, &loopReductions)) {

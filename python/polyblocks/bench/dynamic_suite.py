@@ -7,12 +7,17 @@ bert_base and gpt2_small (--layers layers, batch 1) at --lengths tokens;
 resnet50 at --image-size images and --batches batch sizes. The shape
 runs from the first value to the last, in order, in one process, for
 each engine:
-  - "symbolic": torch.compile(dynamic=True) with the backend option
+  - "symbolic": torch.compile with the backend option
     dynamic_shapes="symbolic": one compile for all sizes where the graph
     has a symbolic form (docs/DynamicShapes.md); its backend compiles are
     counted (polyblocks.compiler.stats), and so is every other engine's;
   - "specialize": the default, one compile per shape;
-  - eager; Inductor with dynamic=True (--baselines).
+  - eager; Inductor (--baselines).
+Every torch.compile gets --dynamic: "auto" (default: dynamo's automatic
+dynamic shapes, the first shape static, then the dimensions that changed
+symbolic: a resnet's batch, not its image size) or "true". Artifacts are
+shared through the compile cache: a graph that both PolyBlocks engines
+compile alike is counted once, for the engine that compiled it first.
 Every output is checked against eager's by the models suite's rule
 (torch._dynamo.utils.same, tol 1e-3, against an fp64 run). Times: median
 of --runs interleaved runs after --warmup, per shape, each engine timed
@@ -70,13 +75,13 @@ def _outputs(out) -> list[torch.Tensor]:
     return [t for t in out if isinstance(t, torch.Tensor)]
 
 
-def _engine(name: str, model):
+def _engine(name: str, model, dynamic):
     from .. import torch as _pb_torch  # noqa: F401  (registers the backend)
     if name == "eager":
         return model
     if name == "inductor":
-        return torch.compile(model, dynamic=True)
-    return torch.compile(model, backend="polyblocks", dynamic=True,
+        return torch.compile(model, dynamic=dynamic)
+    return torch.compile(model, backend="polyblocks", dynamic=dynamic,
                          options={"dynamic_shapes": name})
 
 
@@ -94,7 +99,8 @@ def run_model(name: str, args) -> list[dict]:
     engines = ["eager", *ENGINES, *[b for b in args.baselines.split(",") if b]]
     rows = []
     torch._dynamo.reset()
-    fns = {e: _engine(e, model) for e in engines}
+    dynamic = {"auto": None, "true": True}[args.dynamic]
+    fns = {e: _engine(e, model, dynamic) for e in engines}
     compiles = {e: 0 for e in engines}
     with torch.no_grad():
         for size in sizes:
@@ -167,6 +173,10 @@ def main(argv=None) -> int:
     p.add_argument("--layers", type=int, default=12)
     p.add_argument("--baselines", default="inductor",
                    help="comma-separated: inductor (or empty)")
+    p.add_argument("--dynamic", choices=["auto", "true"], default="auto",
+                   help="torch.compile's dynamic: auto (None: the first shape "
+                   "static, then the dimensions that changed symbolic) or true "
+                   "(every dimension symbolic from the first call)")
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--warmup", type=int, default=1)
     p.add_argument("--out", default="bench-results")

@@ -313,7 +313,9 @@ class FunctionBuilder:
         """The SSA name of an index holding ``extent`` (an int or a SymDim),
         computed in the function's prologue."""
         import sympy
-        expr = sympy.expand(sympy.sympify(SymDim._of(to_dim(extent))))
+        if not isinstance(extent, sympy.Basic):  # (terms recurse as sympy)
+            extent = SymDim._of(to_dim(extent))
+        expr = sympy.expand(sympy.sympify(extent))
         name = self._size_cache.get(expr)
         if name is not None:
             return name
