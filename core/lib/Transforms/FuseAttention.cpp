@@ -293,11 +293,8 @@ static Operation *tileAndFuse(IRRewriter &rewriter, TilingInterface op,
       }
     (void)applyPatternsGreedily(loop, FrozenRewritePatternSet());
   }
-  // (The whole function: the copies may differ by equal values made
-  // outside the loop, a run-time extent's tensor.dim ops.)
-  Operation *func = loop->getParentOfType<func::FuncOp>();
-  DominanceInfo dominance(func);
-  eliminateCommonSubExpressions(rewriter, dominance, func);
+  DominanceInfo dominance(loop);
+  eliminateCommonSubExpressions(rewriter, dominance, loop);
   // The blocks' offsets as arith ops, as S1 leaves indices (lower-affine):
   // in the loops S2 makes of the bodies, the task's index is no valid
   // affine symbol.
@@ -381,6 +378,11 @@ static unsigned cleanUp(IRRewriter &rewriter, const Attention &attention,
   for (Operation *op : llvm::reverse(unused))
     if (op->use_empty())
       rewriter.eraseOp(op);
+  // Common subexpressions over the whole function, now that nothing refers
+  // to the erased ops: the copies of the scores may differ by equal values
+  // made outside the loops (a run-time extent's tensor.dim ops).
+  DominanceInfo dominance(func);
+  eliminateCommonSubExpressions(rewriter, dominance, func);
   unsigned softmaxOps = 0;
   loop->walk([&](linalg::GenericOp generic) {
     softmaxOps += !pb::isMultiplyAccumulate(generic);
