@@ -138,6 +138,8 @@ private:
   /// size argument, or a static extent; none when it is none of those.
   static std::optional<OpFoldResult> getSourceSize(Value memref, int64_t dim) {
     auto type = cast<MemRefType>(memref.getType());
+    if (dim < 0 || dim >= type.getRank())
+      return std::nullopt;
     if (!type.isDynamicDim(dim))
       return OpFoldResult(IntegerAttr::get(IndexType::get(memref.getContext()),
                                            type.getDimSize(dim)));
@@ -161,8 +163,10 @@ private:
       return expand.getMixedOutputShape()[dim];
     if (auto collapse = dyn_cast_or_null<memref::CollapseShapeOp>(def)) {
       auto sourceType = cast<MemRefType>(collapse.getSrc().getType());
+      SmallVector<ReassociationIndices> groups =
+          collapse.getReassociationIndices();
       SmallVector<int64_t> whole;
-      for (int64_t d : collapse.getReassociationIndices()[dim])
+      for (int64_t d : groups[dim])
         if (sourceType.getDimSize(d) != 1)
           whole.push_back(d);
       if (whole.size() == 1)
