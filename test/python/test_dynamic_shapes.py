@@ -271,3 +271,24 @@ def test_emitter_reading_a_size_as_a_number_falls_back_per_shape(monkeypatch, tm
             x = torch.randn(rows, 8)
             torch.testing.assert_close(fn(x), model(x))
     assert compiler.stats["compiles"] - before == 2
+
+
+class _ConcatSum(torch.nn.Module):
+    """A concatenation along a symbolic dimension (its extent 2 * s0, its
+    second piece at offset s0), then a sum over it: computed extents of
+    run-time size, an output of static shape."""
+
+    def forward(self, x, y):
+        return torch.cat([x, torch.tanh(y)], dim=1).sum(dim=1)
+
+
+def test_symbolic_concatenation_along_a_run_time_dimension(monkeypatch, tmp_path):
+    monkeypatch.setenv("POLYBLOCKS_CACHE_DIR", str(tmp_path))
+    model = _ConcatSum()
+    fn = _compile(model)
+    before = compiler.stats["compiles"]
+    with torch.no_grad():
+        for rows in (3, 7, 129):
+            x, y = torch.randn(2, rows, 4), torch.randn(2, rows, 4)
+            torch.testing.assert_close(fn(x, y), model(x, y), rtol=1e-5, atol=1e-5)
+    assert compiler.stats["compiles"] - before == 1
