@@ -112,6 +112,24 @@ static bool hasUnitStrideAccesses(affine::AffineForOp loop) {
               .wasInterrupted();
 }
 
+/// Splits `loop` at `split` (a bound map over `operands`): `loop` ends there
+/// and a remainder loop, a clone of it, starts there and continues its
+/// reductions. Returns the remainder.
+static affine::AffineForOp splitLoop(affine::AffineForOp loop, AffineMap split,
+                                     ValueRange operands) {
+  OpBuilder b(loop);
+  b.setInsertionPointAfter(loop);
+  auto remainder = cast<affine::AffineForOp>(b.clone(*loop));
+  SmallVector<Value> splitOperands(operands);
+  loop.setUpperBound(splitOperands, split);
+  remainder.setLowerBound(splitOperands, split);
+  for (auto [result, next] :
+       llvm::zip(loop.getResults(), remainder.getResults()))
+    result.replaceAllUsesWith(next);
+  remainder.getInitsMutable().assign(loop.getResults());
+  return remainder;
+}
+
 /// Splits `loop` (unit step, one lower bound, `trip` iterations, not a
 /// multiple of `lanes`) into a loop over the largest multiple of `lanes`
 /// and a remainder loop after it, which continues its reductions: a row of
@@ -120,19 +138,10 @@ static affine::AffineForOp peelRemainder(affine::AffineForOp loop,
                                          uint64_t trip, int64_t lanes) {
   AffineMap lb = loop.getLowerBoundMap();
   int64_t mainTrip = static_cast<int64_t>(trip) / lanes * lanes;
-  AffineMap split = AffineMap::get(lb.getNumDims(), lb.getNumSymbols(),
-                                   lb.getResult(0) + mainTrip);
-  OpBuilder b(loop);
-  b.setInsertionPointAfter(loop);
-  auto remainder = cast<affine::AffineForOp>(b.clone(*loop));
-  SmallVector<Value> lbOperands(loop.getLowerBoundOperands());
-  loop.setUpperBound(lbOperands, split);
-  remainder.setLowerBound(lbOperands, split);
-  for (auto [result, next] :
-       llvm::zip(loop.getResults(), remainder.getResults()))
-    result.replaceAllUsesWith(next);
-  remainder.getInitsMutable().assign(loop.getResults());
-  return remainder;
+  return splitLoop(loop,
+                   AffineMap::get(lb.getNumDims(), lb.getNumSymbols(),
+                                  lb.getResult(0) + mainTrip),
+                   loop.getLowerBoundOperands());
 }
 
 /// Splits `loop` (unit step, a constant lower bound, one upper bound known
@@ -144,19 +153,10 @@ static affine::AffineForOp peelRunTimeRemainder(affine::AffineForOp loop,
   int64_t lb = loop.getConstantLowerBound();
   AffineMap ub = loop.getUpperBoundMap();
   AffineExpr trips = ub.getResult(0) - lb;
-  AffineMap split = AffineMap::get(ub.getNumDims(), ub.getNumSymbols(),
-                                   trips.floorDiv(lanes) * lanes + lb);
-  OpBuilder b(loop);
-  b.setInsertionPointAfter(loop);
-  auto remainder = cast<affine::AffineForOp>(b.clone(*loop));
-  SmallVector<Value> ubOperands(loop.getUpperBoundOperands());
-  loop.setUpperBound(ubOperands, split);
-  remainder.setLowerBound(ubOperands, split);
-  for (auto [result, next] :
-       llvm::zip(loop.getResults(), remainder.getResults()))
-    result.replaceAllUsesWith(next);
-  remainder.getInitsMutable().assign(loop.getResults());
-  return remainder;
+  return splitLoop(loop,
+                   AffineMap::get(ub.getNumDims(), ub.getNumSymbols(),
+                                  trips.floorDiv(lanes) * lanes + lb),
+                   loop.getUpperBoundOperands());
 }
 
 /// Stands in for `arith.index_cast %iv` while the upstream vectorizer runs:
