@@ -177,6 +177,19 @@ memref::GlobalOp packConstantB(linalg::LinalgOp op, const GemmDims &dims,
                                const GemmPlan &p, memref::GlobalOp source,
                                SymbolTable &symbols);
 
+/// Why `op` cannot run as a matrix-vector product (Gemv.cpp: B read once,
+/// in place, along N or along K), or "" when it can: f32 buffers, static
+/// sizes, no batch, split N or outer K loops, plain indices.
+std::string checkGemv(linalg::LinalgOp op, const GemmDims &dims);
+/// Emits `op` (checkGemv) as a matrix-vector product before `op` (which the
+/// caller erases): `lanes`-lane vectors, at most `accumulators` vectors of
+/// sums in registers, `fill` C's uniform value before it (the caller erases
+/// the fill) or null, the tasks on compute level `level` (sequential
+/// `insideTask`). Returns the plan in words.
+std::string buildGemv(linalg::LinalgOp op, const GemmDims &dims, int64_t lanes,
+                      int64_t accumulators, Value fill, StringAttr level,
+                      bool insideTask);
+
 /// The chip's thread-scope units for a x b -> c whose B holds K's
 /// consecutive pairs or quads per column (VNNI): on tile registers
 /// (OperandLayout TileRegisters, lowered as AMXTileMul) or vector dot

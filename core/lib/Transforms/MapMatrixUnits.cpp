@@ -715,6 +715,31 @@ void PBMapMatrixUnitsPass::mapContraction(
       rowVectors == kLongTileRowVectors ? accumulators / kTileRowVectors : p.mr;
   if (p.mr < 1)
     return skip("the register file cannot hold a register tile");
+  // At most half the tile's rows (a decode step's x @ W, a batch-1
+  // classifier): a matrix-vector product reading B once, in place, instead
+  // of packing it and multiplying rows of zeros (Gemv.cpp).
+  if (!runTime && p.m * 2 <= p.mr) {
+    std::string why = checkGemv(op, dims);
+    if (why.empty()) {
+      std::optional<std::pair<affine::AffineForOp, Value>> fill;
+      if (aMem != cMem && bMem != cMem)
+        fill = findInitialFill(op, cMem);
+      bool insideTask = op->getParentOfType<scf::ParallelOp>() ||
+                        op->getParentOfType<affine::AffineParallelOp>();
+      StringAttr level =
+          StringAttr::get(op->getContext(),
+                          stringifyComputeLevelKind(chip.getTaskLevel()->kind));
+      explain(op, buildGemv(op, dims, p.lanes, accumulators,
+                            fill ? fill->second : Value(), level, insideTask));
+      if (fill) {
+        explain(op, "matrix units: C's fill folded into the final stores");
+        fill->first->erase();
+      }
+      op->erase();
+      return;
+    }
+    explain(op, "matrix units: not a matrix-vector product: " + why);
+  }
   // Fewer rows than the register tile (a batch-1 classifier, a
   // matrix-vector product) still run on the micro-kernel: the packed rows
   // past M are zeros, and the N groups below spread the columns over the

@@ -7,9 +7,10 @@
 // make 9 blocks of one, not 5 of two (3 blocks + 2 on two cores).
 // EXPLAIN: MxNxK 7x129x129 {{.*}} NC=16 (l2), 1 M blocks x 1 N groups (>= 8 tasks), the NC blocks as the tasks, A read in place, all K blocks per task
 // EXPLAIN: MxNxK 128x128x64 {{.*}} M blocks x 1 N groups (>= 8 tasks), the NC blocks as the tasks
-// A single row (a batch-1 classifier) runs on the micro-kernel too, its
-// columns spread over 8 NC blocks.
-// EXPLAIN: MxNxK 1x1000x70 {{.*}} NC=128 (l2), 1 M blocks x 1 N groups (>= 8 tasks), the NC blocks as the tasks
+// A single row (a batch-1 classifier) runs as a matrix-vector product, B
+// read in place, its columns spread over the tasks, the 40 past the last
+// full panel after them.
+// EXPLAIN: MxNxK 1x1000x70 as a matrix-vector product, B read in place along N: 10 tasks of 96 columns (12 sums in registers), 40 more columns after them
 // f32 matmul at an awkward size and at a size that tiles evenly, through
 // threads and vectors, against the unoptimized lowering.
 // CHECK: OK odd: 903 values match the reference
