@@ -407,16 +407,21 @@ def main(argv=None) -> int:
                                         for a, b in zip(argv, argv[1:])):
         from . import dynamic_suite
         return dynamic_suite.main(argv)
+    if "--suite=generate" in argv or any(a == "--suite" and b == "generate"
+                                         for a, b in zip(argv, argv[1:])):
+        from . import generate_suite
+        return generate_suite.main(argv)
     p = argparse.ArgumentParser(prog="python -m polyblocks.bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--suite", required=True,
                    choices=["models", "gpu", "compile", "jax", "tf", "sweep", "train",
-                            "kernels", "dynamic"],
+                            "kernels", "dynamic", "generate"],
                    help="models: this docstring; gpu: see --suite gpu --help; "
                    "compile: see --suite compile --help; jax: see --suite jax --help; "
                    "tf: see --suite tf --help; train: see --suite train --help; "
                    "sweep: see --suite sweep --help; kernels: see --suite kernels --help; "
-                   "dynamic: see --suite dynamic --help")
+                   "dynamic: see --suite dynamic --help; "
+                   "generate: see --suite generate --help")
     p.add_argument("--target", default="cpu-host")
     p.add_argument("--baseline", default="eager,inductor",
                    help="comma-separated: eager, inductor")

@@ -62,7 +62,8 @@ using namespace mlir::pb;
 // intrinsics whose tile configuration the X86 back end derives; so are its
 // x86vector dot products (VDPBF16PS).
 static const char *const kCPUS4 =
-    "pb-cpu-entry-buffers,pb-outline-kernels,pb-kernel-sites{profile=0},"
+    "pb-cpu-entry-buffers,pb-cpu-expand-reshapes,pb-outline-kernels,pb-kernel-"
+    "sites{profile=0},"
     "func.func(pb-emulate-bf16,pb-approximate-math,arith-expand,"
     "convert-linalg-to-affine-loops,lower-affine),"
     "convert-scf-to-openmp,"

@@ -36,6 +36,32 @@ def PBCPUEntryBuffersPass : Pass<"pb-cpu-entry-buffers", "ModuleOp"> {
   let dependentDialects = ["memref::MemRefDialect", "arith::ArithDialect"];
 }
 
+def PBCPUExpandReshapesPass : Pass<"pb-cpu-expand-reshapes", "ModuleOp"> {
+  let summary = "Views of expand_shape ops that split a dimension into "
+                "several of run-time size";
+  let description = [{
+    Stage S4 (CPU), before `expand-strided-metadata`, which crashes on a
+    `memref.expand_shape` whose reassociation group has more than one
+    dimension of run-time size (a [s0 * s1, 256] buffer split into
+    [s0, s1, 16, 16]: a symbolic batch and sequence length). Such an op
+    becomes a `memref.reinterpret_cast` of its source's base buffer: the
+    source's offset, the output shape as sizes, and within each group the
+    source dimension's stride for the innermost dimension, times the sizes
+    to its right for the others. Other expand_shape ops are left to
+    `expand-strided-metadata`.
+
+      %e = memref.expand_shape %m [[0, 1], [2, 3]]
+           output_shape [%b, %s, 16, 16]
+           : memref<?x256xf32> into memref<?x?x16x16xf32>
+      ->
+      %base, %offset, %sizes:2, %strides:2 = memref.extract_strided_metadata %m
+      %e = memref.reinterpret_cast %base to offset: [0],
+           sizes: [%b, %s, 16, 16], strides: [%t, 256, 16, 1]
+      (%t = %s * 256)
+  }];
+  let dependentDialects = ["memref::MemRefDialect", "arith::ArithDialect"];
+}
+
 def PBCPUEntryWrappersPass : Pass<"pb-cpu-entry-wrappers", "ModuleOp"> {
   let summary = "Give every entry function a packed-argument C wrapper";
   let description = [{
