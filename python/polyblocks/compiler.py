@@ -275,7 +275,7 @@ class _EntrySpec:
     """An entry's tensors. A shape's extent is an int, or the name of one of
     the entry's ``sizes`` (dynamic shapes: "s0", ...)."""
 
-    __slots__ = ("name", "bname", "inputs", "outputs", "sizes")
+    __slots__ = ("name", "bname", "inputs", "outputs", "sizes", "in_place")
 
     def __init__(self, entry: dict):
         self.name = entry["name"]
@@ -283,6 +283,8 @@ class _EntrySpec:
         self.inputs = [(tuple(t["shape"]), _dtype(t["dtype"])) for t in entry["inputs"]]
         self.outputs = [(tuple(t["shape"]), _dtype(t["dtype"])) for t in entry["outputs"]]
         self.sizes = list(entry.get("sizes", []))
+        # Outputs that update an input in place: {output: input}.
+        self.in_place = {p["output"]: p["input"] for p in entry.get("in_place", [])}
 
     def bind_sizes(self, inputs: Sequence[torch.Tensor],
                    sizes: Sequence[int] | Mapping[str, int] | None) -> dict[str, int]:
@@ -420,7 +422,10 @@ class Executable:
         when the tensor is not already dense row-major); their shapes and
         dtypes must match the metadata exactly. Outputs are allocated with
         ``torch.empty`` (or taken from ``outputs``, which must be contiguous)
-        and written in place by the compiled code. NVIDIA executables take
+        and written in place by the compiled code; an output that updates an
+        input in place (metadata "in_place") is that input, written by the
+        code (through a contiguous copy, copied back, when the input is not
+        dense). NVIDIA executables take
         CUDA tensors of their device and run asynchronously on PyTorch's
         current stream, like PyTorch's own kernels; emulated ones take CPU
         tensors and return when the outputs are written."""
@@ -465,8 +470,9 @@ class Executable:
         output_specs = [(_concrete(shape, size_values), dtype)
                         for shape, dtype in spec.outputs]
         if outputs is None:
-            outputs = [torch.empty(shape, dtype=dtype, device=self.device)
-                       for shape, dtype in output_specs]
+            outputs = [keep[spec.in_place[i]] if i in spec.in_place else
+                       torch.empty(shape, dtype=dtype, device=self.device)
+                       for i, (shape, dtype) in enumerate(output_specs)]
         else:
             outputs = list(outputs)
             if len(outputs) != len(spec.outputs):
@@ -480,6 +486,10 @@ class Executable:
                         StatusCode.INVALID_ARGUMENT,
                         f"output {i} of {entry!r} must be a contiguous "
                         f"{_describe(shape, dtype)} on {self.device}")
+        for i, k in spec.in_place.items():
+            # An output that updates an input in place is that input's
+            # buffer (the artifact writes the input, not the output).
+            outputs[i] = keep[k]
         for t in outputs:
             ptrs.append(t.data_ptr() if t.numel() else _EMPTY_PTR)
         n = len(ptrs)
@@ -488,6 +498,11 @@ class Executable:
                   if self.cuda else None)
         self._handle.run(spec.bname, buffers, n, stream,
                          [size_values[name] for name in spec.sizes])
+        for i, k in spec.in_place.items():
+            # Updated in a contiguous (or aligned) copy: back into the input.
+            if keep[k] is not inputs[k]:
+                inputs[k].copy_(keep[k])
+                outputs[i] = inputs[k]
         return outputs
 
 

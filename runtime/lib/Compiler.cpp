@@ -19,6 +19,7 @@
 #include "pb/Target/TargetRegistry.h"
 #include "pb/Targets/InitBackends.h"
 #include "pb/Transforms/DimArgs.h"
+#include "pb/Transforms/InPlace.h"
 #include "pb/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -340,6 +341,16 @@ pb_status *pbCompile(const char *moduleText, size_t size, const char *target,
                           sizeOf)}};
       if (!sizes.empty())
         description["sizes"] = std::move(sizes);
+      // Results that update an input in place (pb/Transforms/InPlace.h):
+      // the runtimes pass the input's buffer as the output.
+      llvm::json::Array inPlace;
+      for (unsigned r = 0, e = func.getNumResults(); r < e; ++r)
+        if (auto input =
+                func.getResultAttrOfType<IntegerAttr>(r, pb::kInPlaceAttrName))
+          inPlace.push_back(
+              llvm::json::Object{{"output", r}, {"input", input.getInt()}});
+      if (!inPlace.empty())
+        description["in_place"] = std::move(inPlace);
       entries.push_back(std::move(description));
     }
 

@@ -14,6 +14,7 @@
 
 #include "Internal.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -163,6 +164,35 @@ bool mlir::pb::runtime::checkMetadata(llvm::StringRef text, std::string &why) {
           why = ("(entry '" + name + "') ").str() + why;
           return false;
         }
+    // Outputs that update an input in place: distinct outputs and inputs in
+    // range, each pair of one description.
+    const llvm::json::Object *object = value.getAsObject();
+    if (const llvm::json::Value *inPlace = object->get("in_place")) {
+      const llvm::json::Array *pairs = inPlace->getAsArray();
+      llvm::SmallDenseSet<int64_t> outputs, inputs;
+      for (size_t i = 0, e = pairs ? pairs->size() : 0; i < e; ++i) {
+        const llvm::json::Object *pair = (*pairs)[i].getAsObject();
+        std::optional<int64_t> output =
+            pair ? pair->getInteger("output") : std::nullopt;
+        std::optional<int64_t> input =
+            pair ? pair->getInteger("input") : std::nullopt;
+        if (!output || !input || *output < 0 ||
+            *output >= int64_t(entry->outputs->size()) || *input < 0 ||
+            *input >= int64_t(entry->inputs->size()) ||
+            !outputs.insert(*output).second || !inputs.insert(*input).second ||
+            (*entry->inputs)[*input] != (*entry->outputs)[*output]) {
+          pairs = nullptr;
+          break;
+        }
+      }
+      if (!pairs) {
+        why = ("(entry '" + name +
+               "') has an 'in_place' that is no list of distinct "
+               "{output, input} pairs of equal tensors")
+                  .str();
+        return false;
+      }
+    }
   }
   return true;
 }

@@ -76,3 +76,24 @@ func.func @scf(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // expected-error @+1 {{function 'ext' has no body; external functions are not supported}}
 func.func private @ext(%x: tensor<4xf32>) -> tensor<4xf32>
+
+// -----
+
+// expected-error @+1 {{result 0 of 'in_place_type' updates argument 0 (pb.in_place), whose type is not the result's}}
+func.func @in_place_type(%x: tensor<4xf32>, %y: tensor<8xf32>) -> (tensor<8xf32> {pb.in_place = 0 : i64}) {
+  return %y : tensor<8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{result 0 of 'in_place_range' has a pb.in_place that is no argument position}}
+func.func @in_place_range(%x: tensor<4xf32>) -> (tensor<4xf32> {pb.in_place = 1 : i64}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{result 1 of 'in_place_twice' updates argument 0 (pb.in_place), which an earlier result updates}}
+func.func @in_place_twice(%x: tensor<4xf32>) -> (tensor<4xf32> {pb.in_place = 0 : i64}, tensor<4xf32> {pb.in_place = 0 : i64}) {
+  return %x, %x : tensor<4xf32>, tensor<4xf32>
+}

@@ -13,3 +13,11 @@ func.func @entry(%a: tensor<4xf32>, %c: tensor<4xf32>) -> tensor<4xf32> {
 func.func private @helper(%a: tensor<4xf32>) -> tensor<4xf32> {
   return %a : tensor<4xf32>
 }
+
+// An argument that a result updates in place (pb.in_place) is writable:
+// bufferization may write the update into its buffer.
+// CHECK-LABEL: func.func @update(%{{.*}}: tensor<8x4xf32> {bufferization.writable = true}, %{{.*}}: tensor<1x4xf32> {bufferization.writable = false})
+func.func @update(%cache: tensor<8x4xf32>, %row: tensor<1x4xf32>) -> (tensor<8x4xf32> {pb.in_place = 0 : i64}) {
+  %r = tensor.insert_slice %row into %cache[3, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}

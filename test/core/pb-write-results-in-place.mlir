@@ -36,3 +36,41 @@ func.func @kept(%x: memref<?x4xf32> {pb.dim_args = array<i64: 1, -1>}, %n: index
   memref.copy %c, %o3 : memref<?x4xf32> to memref<?x4xf32>
   return
 }
+
+// -----
+
+// A result that updates argument 0 in place (pb.in_place), which
+// bufferization wrote into the argument's buffer: the copy to the
+// out-parameter goes (the caller passes the argument's buffer for both).
+// CHECK-LABEL: func.func @update_written(
+// CHECK-SAME: %[[CACHE:[^:]*]]: memref<8x4xf32>
+// CHECK: %[[ROW:.*]] = memref.subview %[[CACHE]]
+// CHECK: memref.copy %{{.*}}, %[[ROW]]
+// CHECK-NOT: memref.copy
+// CHECK: return
+func.func @update_written(%cache: memref<8x4xf32>, %row: memref<1x4xf32>,
+                          %out: memref<8x4xf32> {pb.in_place = 0 : i64}) {
+  %s = memref.subview %cache[3, 0] [1, 4] [1, 1] : memref<8x4xf32> to memref<1x4xf32, strided<[4, 1], offset: 12>>
+  memref.copy %row, %s : memref<1x4xf32> to memref<1x4xf32, strided<[4, 1], offset: 12>>
+  memref.copy %cache, %out : memref<8x4xf32> to memref<8x4xf32>
+  return
+}
+
+// -----
+
+// The update computed into the out-parameter (bufferization did not write
+// the argument in place): into a buffer of its own instead, copied to the
+// argument's at the end, after every read of the argument.
+// CHECK-LABEL: func.func @update_elsewhere(
+// CHECK-SAME: %[[CACHE:[^:]*]]: memref<?x4xf32> {pb.dim_args = array<i64: 2, -1>}, %[[ROW:[^:]*]]: memref<1x4xf32>, %[[N:[^:]*]]: index, %[[OUT:[^:]*]]: memref<?x4xf32>
+// CHECK: %[[BUF:.*]] = memref.alloc(%[[N]]) : memref<?x4xf32>
+// CHECK: memref.copy %[[CACHE]], %[[BUF]]
+// CHECK: linalg.add ins(%[[CACHE]], %[[CACHE]] : {{.*}}) outs(%[[BUF]] : memref<?x4xf32>)
+// CHECK: memref.copy %[[BUF]], %[[CACHE]]
+// CHECK-NEXT: return
+func.func @update_elsewhere(%cache: memref<?x4xf32> {pb.dim_args = array<i64: 2, -1>}, %row: memref<1x4xf32>, %n: index,
+                            %out: memref<?x4xf32> {pb.dim_args = array<i64: 2, -1>, pb.in_place = 0 : i64}) {
+  memref.copy %cache, %out : memref<?x4xf32> to memref<?x4xf32>
+  linalg.add ins(%cache, %cache : memref<?x4xf32>, memref<?x4xf32>) outs(%out : memref<?x4xf32>)
+  return
+}

@@ -19,7 +19,9 @@
 // run on the CPU in the emulator, on the same host buffers as a CPU
 // artifact's, and --check-against's artifact (a CPU build of the same
 // module) is loaded as usual. An entry with dynamic shapes (the metadata's
-// "sizes") runs at the sizes --sizes gives, in that order.
+// "sizes") runs at the sizes --sizes gives, in that order. An output that
+// updates an input in place (the metadata's "in_place") starts each run as
+// a copy of that input, whose buffer the artifact then updates.
 //
 //===----------------------------------------------------------------------===//
 
@@ -175,17 +177,40 @@ static Tensor makeRandom(const TensorSpec &spec, std::mt19937 &rng) {
   return t;
 }
 
+/// The metadata's "in_place" pairs of `entry`: (output, input).
+static std::vector<std::pair<size_t, size_t>>
+getInPlace(const llvm::json::Object &entry) {
+  std::vector<std::pair<size_t, size_t>> pairs;
+  if (const llvm::json::Array *list = entry.getArray("in_place"))
+    for (const llvm::json::Value &value : *list) {
+      const llvm::json::Object *pair = value.getAsObject();
+      pairs.emplace_back(*pair->getInteger("output"),
+                         *pair->getInteger("input"));
+    }
+  return pairs;
+}
+
+/// Runs `entry` `warmupRuns` + `timedRuns` times. An output that updates an
+/// input in place (`inPlace`, the metadata's pairs) gets a copy of the input
+/// before each run, and its buffer is passed for both: the inputs stay as
+/// they are, and every run starts from them.
 static bool run(Loaded &loaded, llvm::StringRef entry,
                 std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
                 llvm::ArrayRef<int64_t> sizes, unsigned timedRuns,
-                unsigned warmupRuns, std::vector<double> *timesMs) {
+                unsigned warmupRuns, std::vector<double> *timesMs,
+                llvm::ArrayRef<std::pair<size_t, size_t>> inPlace = {}) {
   std::vector<void *> buffers;
   for (Tensor &t : inputs)
     buffers.push_back(t.bytes.data());
   for (Tensor &t : outputs)
     buffers.push_back(t.bytes.data());
+  for (auto [output, input] : inPlace)
+    buffers[input] = outputs[output].bytes.data();
   std::string name = entry.str();
   for (unsigned i = 0; i < warmupRuns + timedRuns; ++i) {
+    for (auto [output, input] : inPlace)
+      std::copy(inputs[input].bytes.begin(), inputs[input].bytes.end(),
+                outputs[output].bytes.begin());
     auto start = std::chrono::steady_clock::now();
     if (!report(pbExecutableRunWithSizes(loaded.executable, name.c_str(),
                                          buffers.data(), buffers.size(),
@@ -272,8 +297,9 @@ static bool runEntry(Loaded &loaded, Loaded *reference,
     outputs.push_back(makeTensor(spec.dtype, spec.shape));
 
   std::vector<double> times;
+  std::vector<std::pair<size_t, size_t>> inPlace = getInPlace(entry);
   if (!run(loaded, name, inputs, outputs, sizes, std::max(1u, unsigned(runs)),
-           warmup, &times))
+           warmup, &times, inPlace))
     return false;
   for (auto [index, t] : llvm::enumerate(outputs)) {
     double sum = 0, absSum = 0;
@@ -305,7 +331,15 @@ static bool runEntry(Loaded &loaded, Loaded *reference,
   std::vector<Tensor> expected;
   for (const TensorSpec &spec : outSpecs)
     expected.push_back(makeTensor(spec.dtype, spec.shape));
-  if (!run(*reference, name, inputs, expected, sizes, 1, 0, nullptr))
+  // The reference's own in-place outputs (a build without them writes its
+  // outputs and must not get its inputs' buffers for them).
+  std::vector<std::pair<size_t, size_t>> referenceInPlace;
+  for (const llvm::json::Value &other :
+       *reference->metadata.getAsObject()->getArray("entries"))
+    if (other.getAsObject()->getString("name") == name)
+      referenceInPlace = getInPlace(*other.getAsObject());
+  if (!run(*reference, name, inputs, expected, sizes, 1, 0, nullptr,
+           referenceInPlace))
     return false;
   bool ok = true;
   int64_t total = 0;

@@ -5,9 +5,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "pb/Transforms/DimArgs.h"
+#include "pb/Transforms/InPlace.h"
 #include "pb/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+
+#include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::pb {
 #define GEN_PASS_DEF_PBCHECKINPUTCONTRACTPASS
@@ -72,6 +75,40 @@ public:
   }
 
 private:
+  /// Why result `index`'s pb.in_place (pb/Transforms/InPlace.h) is not the
+  /// position of a distinct tensor argument of the result's type (with the
+  /// same pb.dim_args), or "" (also when absent). `updated` collects the
+  /// arguments named so far.
+  static std::string checkInPlace(func::FuncOp func, unsigned index,
+                                  SmallVector<int64_t> &updated) {
+    Attribute attr = func.getResultAttr(index, pb::kInPlaceAttrName);
+    if (!attr)
+      return "";
+    auto position = dyn_cast<IntegerAttr>(attr);
+    if (!position || position.getValue().isNegative() ||
+        position.getInt() >= func.getNumArguments())
+      return "has a pb.in_place that is no argument position";
+    int64_t arg = position.getInt();
+    if (func.getArgumentTypes()[arg] != func.getResultTypes()[index])
+      return llvm::formatv("updates argument {0} (pb.in_place), whose type "
+                           "is not the result's",
+                           arg)
+          .str();
+    if (func.getArgAttr(arg, pb::kDimArgsAttrName) !=
+        func.getResultAttr(index, pb::kDimArgsAttrName))
+      return llvm::formatv("updates argument {0} (pb.in_place), whose sizes "
+                           "(pb.dim_args) are not the result's",
+                           arg)
+          .str();
+    if (llvm::is_contained(updated, arg))
+      return llvm::formatv("updates argument {0} (pb.in_place), which an "
+                           "earlier result updates",
+                           arg)
+          .str();
+    updated.push_back(arg);
+    return "";
+  }
+
   bool checkFunction(func::FuncOp func) {
     bool ok = true;
     if (func.isExternal()) {
@@ -95,11 +132,14 @@ private:
         ok = false;
       }
     }
+    SmallVector<int64_t> updated;
     for (auto [index, result] : llvm::enumerate(type.getResults())) {
       std::string reason = checkType(result, /*allowScalars=*/false);
       if (reason.empty())
         reason = pb::checkDimArgs(
             func, result, func.getResultAttr(index, pb::kDimArgsAttrName));
+      if (reason.empty())
+        reason = checkInPlace(func, index, updated);
       if (!reason.empty()) {
         func.emitError() << "result " << index << " of '" << func.getName()
                          << "' " << reason;

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "pb/Transforms/InPlace.h"
 #include "pb/Transforms/Passes.h"
 
 namespace mlir::pb {
@@ -22,10 +23,18 @@ public:
     func::FuncOp func = getOperation();
     if (!func.isPublic() || func.isExternal())
       return;
-    auto readOnly = BoolAttr::get(&getContext(), false);
+    // An argument that a result updates in place (pb.in_place) is
+    // writable: bufferization may then write the update into its buffer.
+    SmallVector<int64_t> updated;
+    for (unsigned r = 0, e = func.getNumResults(); r < e; ++r)
+      if (auto arg =
+              func.getResultAttrOfType<IntegerAttr>(r, pb::kInPlaceAttrName))
+        updated.push_back(arg.getInt());
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
       if (isa<TensorType>(func.getArgument(i).getType()))
-        func.setArgAttr(i, "bufferization.writable", readOnly);
+        func.setArgAttr(
+            i, "bufferization.writable",
+            BoolAttr::get(&getContext(), llvm::is_contained(updated, i)));
   }
 };
 } // namespace

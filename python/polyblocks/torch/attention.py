@@ -8,10 +8,11 @@ log-sum-exp. PyTorch's own decomposition of the forward op is meant for
 inference: its second result is the probability matrix, not the
 log-sum-exp, and its backward has none. In a training graph the backward
 would run in eager on a wrong log-sum-exp (gradients off by orders of
-magnitude). Here the forward keeps PyTorch's math for the output (the
-softmax that pb-fuse-attention recognizes in inference graphs, where the
-log-sum-exp is dead) and adds the true log-sum-exp; the backward is the
-standard attention gradient in ATen ops:
+magnitude). Here the forward is the attention's math in ATen ops,
+softmax(Q K^T * scale + mask) V (the softmax that pb-fuse-attention
+recognizes in inference graphs, where the log-sum-exp is dead), and the
+true log-sum-exp; the backward is the standard attention gradient in ATen
+ops:
 
     P = exp(S - lse),  dV = P^T dO,  dP = dO V^T,
     dS = P * (dP - rowsum(dO * O)),  dQ = dS K * scale,  dK = dS^T Q * scale,
@@ -55,15 +56,21 @@ def _scores(query, key, attn_mask, is_causal, scale):
 
 def _forward(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None,
              scale=None):
+    """softmax(Q K^T * scale + mask) V, the scale applied to the scores
+    (PyTorch's math op scales Q and K by its square root each: with K a KV
+    cache, a pass over the whole cache per step, which also keeps K's
+    transpose from folding into the product), and the log-sum-exp of the
+    same scores."""
     if dropout_p != 0.0:
         return NotImplemented
-    output, _ = aten._scaled_dot_product_attention_math.default(
-        query, key, value, attn_mask=attn_mask, dropout_p=0.0, is_causal=is_causal,
-        dropout_mask=None, scale=scale, enable_gqa=query.size(1) != key.size(1))
+    s, _ = _scores(query, key, attn_mask, is_causal, scale)
+    v = value.to(s.dtype)
+    if v.size(-3) != s.size(-3):
+        v = v.repeat_interleave(s.size(-3) // v.size(-3), dim=-3)
+    output = torch.matmul(torch.softmax(s, dim=-1), v).to(query.dtype)
     # The flash op's output layout, as PyTorch's decomposition keeps it.
     output = (output.permute(2, 0, 1, 3).contiguous(memory_format=torch.contiguous_format)
               .permute(1, 2, 0, 3))
-    s, _ = _scores(query, key, attn_mask, is_causal, scale)
     lse = torch.logsumexp(s, dim=-1).to(torch.float32)
     return output, lse
 

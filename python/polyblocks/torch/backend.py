@@ -494,8 +494,12 @@ def _aot(gm: fx.GraphModule, example_inputs, opts: Options, symbolic: bool = Fal
     # to find the bucket of a backward compiled lazily, and keeps dynamo
     # from tracing the backward compiler.
     from torch._dynamo.backends.common import aot_autograd
+    # Inputs that an inference graph updates (a KV cache) stay updates
+    # (copy_ into the input) rather than extra outputs that AOTAutograd
+    # copies back: the executable writes them in place (pb.in_place).
     kwargs = {"fw_compiler": fw_compiler, "bw_compiler": fw_compiler,
-              "decompositions": _decompositions()}
+              "decompositions": _decompositions(),
+              "keep_inference_input_mutations": True}
     if inference_compiler is not None:
         kwargs["inference_compiler"] = inference_compiler
     return aot_autograd(**kwargs)(gm, example_inputs)

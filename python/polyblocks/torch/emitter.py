@@ -176,6 +176,26 @@ def _get_attr(gm, target: str):
     return obj
 
 
+_COPY_ = torch.ops.aten.copy_.default
+
+
+def _input_update_problem(node: fx.Node) -> str:
+    """Why ``copy_(input, value)`` (an input's update in place, which
+    AOTAutograd leaves in inference graphs: a KV cache's) cannot be
+    compiled, or "" when it can: the input a placeholder, the value of its
+    shape."""
+    dst, src = node.args[0], node.args[1]
+    if not isinstance(dst, fx.Node) or dst.op != "placeholder":
+        return "copy_ into a tensor that is no input of the graph"
+    d, v = _meta(dst), _meta(src) if isinstance(src, fx.Node) else None
+    if not isinstance(d, torch.Tensor) or not isinstance(v, torch.Tensor) or \
+            tuple(d.shape) != tuple(v.shape):
+        return "copy_ of a value that is no tensor of the input's shape"
+    if _memory_order(d) is not None:
+        return "copy_ into an input whose memory order is not its logical one"
+    return ""
+
+
 def node_support(node: fx.Node) -> tuple[bool, str]:
     """(supported, reason) for one call_function node, found by emitting it
     on placeholder arguments."""
@@ -183,6 +203,9 @@ def node_support(node: fx.Node) -> tuple[bool, str]:
         return False, f"{node.op} nodes are not compiled"
     if node.target is operator.getitem or _is_size(_meta(node)):
         return True, ""
+    if node.target is _COPY_:
+        why = _input_update_problem(node)
+        return not why, why
     b = FunctionBuilder()
     env = {}
     try:
@@ -239,6 +262,10 @@ class EmittedGraph:
     # after the tensors), each with the index of a placeholder holding it
     # as a SymInt, or None where only tensors' extents give it.
     sizes: list = field(default_factory=list)
+    # Inputs the graph updates in place (copy_ into a placeholder): pairs
+    # (placeholder index, func result index); the func result carries
+    # pb.in_place and the executable writes the input's own buffer.
+    updates: list = field(default_factory=list)
 
 
 def emit_graph(gm: fx.GraphModule, func_name: str = "forward") -> EmittedGraph:
@@ -277,6 +304,7 @@ def emit_graph(gm: fx.GraphModule, func_name: str = "forward") -> EmittedGraph:
         else:
             raise Unsupported(f"input {p.name} is a {type(val).__name__}")
     ops = []
+    updates = []
     output_node = None
     for node in graph.nodes:
         if node.op == "placeholder":
@@ -293,6 +321,16 @@ def emit_graph(gm: fx.GraphModule, func_name: str = "forward") -> EmittedGraph:
             continue
         if node.op != "call_function":
             raise Unsupported(f"{node.op} node {node.name}")
+        if node.target is _COPY_:
+            why = _input_update_problem(node)
+            if why:
+                raise Unsupported(why)
+            dst = node.args[0]
+            value = b.convert(env[node.args[1]], _meta(dst).dtype)
+            updates.append((dst, value))
+            env[node] = value
+            ops.append(op_name(node))
+            continue
         try:
             env[node] = _emit_node(b, node, env)
         except Unsupported as e:
@@ -306,6 +344,7 @@ def emit_graph(gm: fx.GraphModule, func_name: str = "forward") -> EmittedGraph:
     plan = []
     results: list[Value] = []
     seen: dict[str, int] = {}
+    updated = {dst for dst, _ in updates}
     arg_names = {v.name for _, v in args}
     ph_index = {p: i for i, p in enumerate(placeholders)}
     for o in out_list:
@@ -320,11 +359,16 @@ def emit_graph(gm: fx.GraphModule, func_name: str = "forward") -> EmittedGraph:
                 plan.append(("empty", (v.shape, v.dtype)))
                 continue
             if v.name in arg_names:
-                # A computation that folded to an input (e.g. a clone):
-                # a fresh copy of that input.
-                plan.append(("clone_input", ph_index[placeholders[
-                    next(i for i, a in args if a.name == v.name)]]))
-                continue
+                ph = placeholders[next(i for i, a in args if a.name == v.name)]
+                if ph not in updated:
+                    # A computation that folded to an input (e.g. a clone):
+                    # a fresh copy of that input.
+                    plan.append(("clone_input", ph_index[ph]))
+                    continue
+                # An input that the graph updates: its value before the
+                # update, copied by the function (a copy made after the
+                # call would hold the update).
+                v = b.copy(v)
             if v.name in seen:
                 # The same SSA value twice: returned once, and a clone in
                 # Python for the second output (distinct tensors, as eager).
@@ -335,12 +379,33 @@ def emit_graph(gm: fx.GraphModule, func_name: str = "forward") -> EmittedGraph:
             results.append(v)
         else:
             plan.append(("const", o))
+    # Updated inputs: a result each, which the executable writes into the
+    # input's buffer (pb.in_place: the input's argument position).
+    arg_position = {i: k for k, (i, _) in enumerate(args)}
+    in_place = {}
+    update_pairs = []
+    for dst, value in updates:
+        k = arg_position.get(ph_index[dst])
+        if k is None or value.name in arg_names or _is_empty(value):
+            raise Unsupported(f"the update of input {dst.name} in place is an input")
+        if value.name in seen:
+            # Also an output of the graph: that result, which is the
+            # input's buffer after the call.
+            r = seen[value.name]
+            if r in in_place:
+                raise Unsupported(f"the update of input {dst.name} in place "
+                                  "updates another input too")
+        else:
+            r = seen[value.name] = len(results)
+            results.append(value)
+        in_place[r] = k
+        update_pairs.append((ph_index[dst], r))
     # Tensors with extents of run-time size say which size argument holds
     # each (pb.dim_args: positions of the index arguments, after the
     # tensors; -1 for static extents).
     position = {sym: len(args) + k for k, sym in enumerate(symbols)}
 
-    def typed(v: Value, what: str) -> str:
+    def typed(v: Value, what: str, update_of: int | None = None) -> str:
         dims = []
         for d in v.shape:
             if not isinstance(d, SymDim):
@@ -350,14 +415,18 @@ def emit_graph(gm: fx.GraphModule, func_name: str = "forward") -> EmittedGraph:
             else:
                 raise Unsupported(f"{what} has the extent {d.expr}, which is "
                                   "no size of the inputs")
-        if all(d == -1 for d in dims):
-            return v.type
-        return f"{v.type} {{pb.dim_args = array<i64: {', '.join(map(str, dims))}>}}"
+        attrs = []
+        if any(d != -1 for d in dims):
+            attrs.append(f"pb.dim_args = array<i64: {', '.join(map(str, dims))}>")
+        if update_of is not None:
+            attrs.append(f"pb.in_place = {update_of} : i64")
+        return f"{v.type} {{{', '.join(attrs)}}}" if attrs else v.type
 
     arg_text = ", ".join([f"{v.name}: {typed(v, 'an input')}" for _, v in args] +
                          [f"%s{k}: index" for k in range(len(symbols))])
     res_types = ", ".join(v.type for v in results)
-    res_decl = ", ".join(typed(v, "an output") for v in results)
+    res_decl = ", ".join(typed(v, "an output", in_place.get(k))
+                         for k, v in enumerate(results))
     lines = [f"func.func @{func_name}({arg_text}) -> ({res_decl}) {{"]
     lines += b.prologue
     lines += b.lines
@@ -370,7 +439,7 @@ def emit_graph(gm: fx.GraphModule, func_name: str = "forward") -> EmittedGraph:
                         plan=plan, single=single,
                         out_container=type(outs) if not single else tuple,
                         num_results=len(results), ops=ops, arg_orders=orders,
-                        sizes=size_sources)
+                        sizes=size_sources, updates=update_pairs)
 
 
 def _size_symbols(placeholders) -> tuple[list, list]:

@@ -169,7 +169,10 @@ PB_API pb_status *pbExecutableLoadEmulated(const pb_artifact *artifact,
  * stream-ordered allocation (then it synchronizes the stream). CUDA errors
  * become PB_STATUS_RUNTIME_ERROR with the driver's error name and message.
  * Executables of pbExecutableLoadEmulated take host pointers and a NULL
- * stream (see there). */
+ * stream (see there). An output that updates an input in place (the
+ * metadata's "in_place" pairs {"output": r, "input": n}, from a result's
+ * pb.in_place) is written into input n's buffer; its own buffer is not
+ * written (pass input n's buffer for it too). */
 PB_API pb_status *pbExecutableRun(pb_executable *executable, const char *entry,
                                   void *const *buffers, size_t num_buffers,
                                   void *stream);

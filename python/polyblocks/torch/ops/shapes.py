@@ -526,14 +526,66 @@ def _scatter_reduce(cx, x, dim, index, src, reduce, *, include_self=True):
     return _scatter_impl(cx, x, dim, index, src, reduce, include_self)
 
 
+# The most rows a one-dimensional index_put writes as slices (a decode
+# step's KV-cache update: one position); more take the gathering reduction.
+_MAX_SLICED_ROWS = 16
+
+
+def _index_put_rows(cx, x, dim: int, index, values):
+    """x[..., index, ...] = values along ``dim`` for an index of a few
+    static positions: each row of values inserted into x as a slice at its
+    (wrapped, clamped) position. Bufferization writes the rows into x's
+    buffer where it may (an input that the graph updates in place, a KV
+    cache: pb.in_place), else into a copy of x; the gathering reduction
+    would pass over every element of x once per position, through two
+    temporaries of x's size."""
+    b = cx.b
+    x = b.convert(x, cx.dtype)
+    values = b.convert(values, cx.dtype)
+    sizes = list(values.shape)
+    sizes[dim] = 1
+    for j in range(index.shape[0]):
+        at = _wrap_index(b, _gather_body(b, index, lambda b: [b.const(j, INDEX)]),
+                         x.shape[dim])
+        offsets = [0] * x.rank
+        offsets[dim] = j
+        row = b.extract_slice(values, offsets, sizes, [1] * x.rank) \
+            if values.shape[dim] != 1 else values
+        offs = ["0"] * x.rank
+        offs[dim] = at.name
+        offs_text = "[" + ", ".join(offs) + "]"
+        sizes_text = b.sizes_text(row.shape)
+        ones = ", ".join(["1"] * x.rank)
+        sl = b.tensor_op(f"tensor.extract_slice {x.name}{offs_text} {sizes_text} [{ones}] : "
+                         f"{x.type} to {row.type}", row.shape, row.dtype)
+        c = b.tensor_op(f"linalg.copy ins({row.name} : {row.type}) outs({sl.name} : "
+                        f"{sl.type}) -> {sl.type}", row.shape, row.dtype)
+        x = b.tensor_op(f"tensor.insert_slice {c.name} into {x.name}{offs_text} "
+                        f"{sizes_text} [{ones}] : {row.type} into {x.type}",
+                        x.shape, x.dtype)
+    return x
+
+
 @register(aten.index_put.default, aten._unsafe_index_put.default)
 def _index_put(cx, x, indices, values, accumulate=False):
     """x[indices] = values (or += with accumulate), by the same gathering
-    reduction over the positions of the (broadcast) index tensors."""
+    reduction over the positions of the (broadcast) index tensors; one
+    index tensor of a few static positions and values of x[indices]'s
+    shape (a KV-cache update) as slices (_index_put_rows)."""
     b = cx.b
     indices = list(indices) + [None] * (x.rank - len(indices))
     if any(i is not None and (i.dtype == torch.bool or i.name is None) for i in indices):
         raise Unsupported("boolean mask or empty index in index_put")
+    given = [i for i, t in enumerate(indices) if t is not None]
+    if not accumulate and len(given) == 1 and indices[given[0]].rank == 1:
+        d, index = given[0], indices[given[0]]
+        n = index.shape[0]
+        expected = list(x.shape)
+        expected[d] = n
+        if isinstance(n, int) and 0 < n <= _MAX_SLICED_ROWS and \
+                list(values.shape) == expected and \
+                all(isinstance(e, int) for e in x.shape[d:d + 1]):
+            return _index_put_rows(cx, x, d, index, values)
     pos = [i for i, t in enumerate(indices) if t is not None]
     bshape = broadcast_shapes(*[indices[i].shape for i in pos])
     adjacent = pos == list(range(pos[0], pos[-1] + 1))
