@@ -96,6 +96,11 @@ def PBCheckInputContractPass : Pass<"pb-check-input-contract", "ModuleOp"> {
                    %n: index)
           -> (tensor<?x4xf32> {pb.dim_args = array<i64: 1, -1>})
       // accepted: dimension 0 of %x and of the result is %n
+
+    A result may carry `pb.in_place = n : i64`: it is the new value of
+    argument n (a KV cache that the function updates), which must be a
+    tensor of the result's type and sizes that no other result updates
+    (pb/Transforms/InPlace.h).
   }];
 }
 
@@ -144,6 +149,14 @@ def PBWriteResultsInPlacePass
       memref.copy %a, %out : memref<?x4xf32> to memref<?x4xf32>
       ->
       ... writes %out ...
+
+    An out-parameter whose result updates an argument in place
+    (`pb.in_place`, which it inherits from its result; the caller passes
+    the argument's buffer for both) is left unwritten: where bufferization
+    wrote the update into the argument's buffer, the copy of the argument
+    to the out-parameter goes; where it computed the update elsewhere (the
+    old value is read afterwards), the out-parameter's uses move to a new
+    allocation, copied into the argument at the end of the function.
   }];
 }
 
@@ -721,6 +734,15 @@ def PBMapMatrixUnitsPass : Pass<"pb-map-matrix-units", "ModuleOp"> {
       (`pack-constants=0` packs at run time instead). It is a module pass
       for this: it adds globals.
 
+    An f32 contraction of static sizes with at most half the register
+    tile's rows (a decode step's x @ W, a batch-1 classifier), no batch or
+    outer K loop longer than one and plain indices runs instead as a
+    matrix-vector product that reads B once, in place (Gemv.cpp): panels of
+    columns as the tasks where B's rows run along N (A's elements
+    broadcast, M x V sums in registers), groups of B's rows where they run
+    along K (x @ W^T: vectors of A's and B's rows, one vector of partial
+    sums per pair of rows, reduced across its lanes at the end).
+
     Contractions it cannot map (no matching unit, a layout whose N is not
     C's innermost dimension, an extent smaller than the register tile) are
     left alone; `--pb-explain` says why. Runs before the remaining linalg
@@ -770,6 +792,10 @@ def PBMarkInputsReadOnlyPass
       func.func @f(%c: tensor<4xf32>)
       ->
       func.func @f(%c: tensor<4xf32> {bufferization.writable = false})
+
+    An argument that a result updates in place (the result's `pb.in_place`
+    names it: a KV cache) is marked writable instead, so that the update
+    may be written into its buffer (pb-write-results-in-place).
   }];
 }
 
