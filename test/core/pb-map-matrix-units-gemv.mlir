@@ -67,3 +67,31 @@ func.func @widened(%a: memref<1x64xbf16>, %b: memref<64x256xbf16>, %c: memref<1x
   linalg.matmul ins(%a, %b : memref<1x64xbf16>, memref<64x256xbf16>) outs(%c : memref<1x256xf32>)
   return
 }
+
+// -----
+
+// B along N with a long K: K split into the tasks, each reading its rows of
+// B whole into its own sums (a 2 x N buffer per task), then the tasks'
+// sums added into C, the last vector masked.
+// EXPLAIN: remark: pb-explain: matrix units: linalg.matmul MxNxK 2x1000x256 as a matrix-vector product, B read in place along N: K split into 8 tasks of 32 whole rows of B, each with its own 2x1008 sums, added into C after them
+// CHECK-LABEL: func.func @split_k(
+// CHECK-SAME: %[[A:[^:]*]]: memref<2x256xf32>, %[[B:[^:]*]]: memref<256x1000xf32>, %[[C:[^:]*]]: memref<2x1000xf32>
+// CHECK: %[[SUMS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x2x1008xf32>
+// CHECK: scf.parallel
+// CHECK: scf.for
+// CHECK: memref.load %[[A]]
+// CHECK: scf.for
+// CHECK: vector.load %[[B]]
+// CHECK: vector.load %[[SUMS]]
+// CHECK: vector.fma
+// CHECK: vector.store {{.*}}, %[[SUMS]]
+// CHECK: vector.maskedload %[[B]]
+// CHECK: scf.parallel
+// CHECK: scf.if
+// CHECK: vector.maskedstore %[[C]]
+// CHECK: vector.store {{.*}}, %[[C]]
+// CHECK: memref.dealloc %[[SUMS]]
+func.func @split_k(%a: memref<2x256xf32>, %b: memref<256x1000xf32>, %c: memref<2x1000xf32>) {
+  linalg.matmul ins(%a, %b : memref<2x256xf32>, memref<256x1000xf32>) outs(%c : memref<2x1000xf32>)
+  return
+}

@@ -2,7 +2,7 @@
 // Contractions with fewer rows than half the register tile run as
 // matrix-vector products that read B in place (pb-map-matrix-units,
 // Gemv.cpp): B along N (x @ W) with N not a multiple of the panels or of the
-// vector lanes, B along K (x @ W^T) with K not a multiple of the lanes and
+// vector lanes (K of 129 and 300 split into the tasks, K of 50 by panels), B along K (x @ W^T) with K not a multiple of the lanes and
 // N not a multiple of the row groups, two and three rows, C accumulated
 // into (no fill), unit batch loops; compared with the reference pipeline.
 // CHECK: OK along_n: 1000 values match the reference

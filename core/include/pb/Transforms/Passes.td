@@ -737,10 +737,11 @@ def PBMapMatrixUnitsPass : Pass<"pb-map-matrix-units", "ModuleOp"> {
     An f32 contraction of static sizes with at most half the register
     tile's rows (a decode step's x @ W, a batch-1 classifier), no batch or
     outer K loop longer than one and plain indices runs instead as a
-    matrix-vector product that reads B once, in place (Gemv.cpp): panels of
-    columns as the tasks where B's rows run along N (A's elements
-    broadcast, M x V sums in registers), groups of B's rows where they run
-    along K (x @ W^T: vectors of A's and B's rows, one vector of partial
+    matrix-vector product that reads B once, in place (Gemv.cpp): where
+    B's rows run along N, K split into the tasks, each reading its rows of
+    B whole into its own sums, added into C after them (panels of columns
+    with M x V sums in registers for a short K or inside a task); groups
+    of B's rows where they run along K (x @ W^T: vectors of A's and B's rows, one vector of partial
     sums per pair of rows, reduced across its lanes at the end).
 
     Contractions it cannot map (no matching unit, a layout whose N is not
