@@ -400,6 +400,10 @@ def emit_graph(gm: fx.GraphModule, func_name: str = "forward") -> EmittedGraph:
             results.append(value)
         in_place[r] = k
         update_pairs.append((ph_index[dst], r))
+    # A graph output that is also an input's update is a copy of it, not
+    # the input itself (eager returns a tensor of its own).
+    plan = [("clone", e[1]) if e[0] == "result" and e[1] in in_place else e
+            for e in plan]
     # Tensors with extents of run-time size say which size argument holds
     # each (pb.dim_args: positions of the index arguments, after the
     # tensors; -1 for static extents).
