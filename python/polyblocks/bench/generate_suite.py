@@ -1,7 +1,7 @@
-"""python -m polyblocks.bench --suite generate: text generation with
-Hugging Face ``generate`` and its static KV cache, greedy, tokens per
-second for the prompt (prefill) and for the new tokens (decode), PolyBlocks
-against eager and Inductor.
+"""python -m polyblocks.bench --suite generate: text generation with a
+static KV cache, in a plain PyTorch loop and through Hugging Face
+``generate``, greedy: tokens per second for the prompt (prefill) and for
+the new tokens (decode), PolyBlocks against eager and Inductor.
 
 Models (random weights from configs, no download, inference under
 torch.no_grad(), f32):
