@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "IndexProducts.h"
 #include "pb/CPU/CPUBackend.h"
 #include "pb/Transforms/DimArgs.h"
 
@@ -76,7 +77,7 @@ private:
         }
         strides[d] = stride;
         if (d > 0)
-          stride = multiply(builder, loc, stride, sizes[d]);
+          stride = pb::cpu::multiplyIndices(builder, loc, stride, sizes[d]);
       }
       auto pointer =
           MemRefType::get({}, type.getElementType(),
@@ -90,24 +91,6 @@ private:
     func.setFunctionType(
         builder.getFunctionType(inputs, func.getResultTypes()));
     return success();
-  }
-
-  static OpFoldResult multiply(OpBuilder &builder, Location loc, OpFoldResult a,
-                               OpFoldResult b) {
-    std::optional<int64_t> x = getConstantIntValue(a);
-    std::optional<int64_t> y = getConstantIntValue(b);
-    if (x && y)
-      return builder.getIndexAttr(*x * *y);
-    if (x == 1)
-      return b;
-    if (y == 1)
-      return a;
-    auto value = [&](OpFoldResult v) -> Value {
-      if (auto constant = getConstantIntValue(v))
-        return arith::ConstantIndexOp::create(builder, loc, *constant);
-      return cast<Value>(v);
-    };
-    return arith::MulIOp::create(builder, loc, value(a), value(b)).getResult();
   }
 };
 } // namespace

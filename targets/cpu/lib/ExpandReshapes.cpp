@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "IndexProducts.h"
 #include "pb/CPU/CPUBackend.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -49,22 +50,6 @@ static OpFoldResult asTypeStates(OpBuilder &b, Location loc, OpFoldResult value,
   return getValueOrCreateConstantIndexOp(b, loc, value);
 }
 
-static OpFoldResult multiply(OpBuilder &b, Location loc, OpFoldResult x,
-                             OpFoldResult y) {
-  std::optional<int64_t> cx = getConstantIntValue(x),
-                         cy = getConstantIntValue(y);
-  if (cx && cy)
-    return b.getIndexAttr(*cx * *cy);
-  if (cx == 1)
-    return y;
-  if (cy == 1)
-    return x;
-  return arith::MulIOp::create(b, loc,
-                               getValueOrCreateConstantIndexOp(b, loc, x),
-                               getValueOrCreateConstantIndexOp(b, loc, y))
-      .getResult();
-}
-
 static LogicalResult rewrite(memref::ExpandShapeOp op) {
   MemRefType result = op.getResultType();
   SmallVector<int64_t> statedStrides;
@@ -83,7 +68,7 @@ static LogicalResult rewrite(memref::ExpandShapeOp op) {
     for (int64_t d : llvm::reverse(group)) {
       strides[d] = stride;
       if (d != group.front())
-        stride = multiply(b, loc, stride, outShape[d]);
+        stride = pb::cpu::multiplyIndices(b, loc, stride, outShape[d]);
     }
   }
   SmallVector<OpFoldResult> sizes;
